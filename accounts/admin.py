@@ -1,0 +1,123 @@
+"""Staff tools: the KYC review queue with approve / reject (reason required), suspension, the audit trail."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from accounts import services
+from accounts.forms import RejectForm
+from accounts.models import AccountEvent, KycSubmission, Merchant, User
+from config.errors import DomainError
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "is_staff", "is_active", "date_joined"]
+    search_fields = ["email"]
+    fieldsets = (
+        (None, {"fields": ("email", "password")}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+
+class KycSubmissionInline(admin.StackedInline):
+    model = KycSubmission
+    can_delete = False
+    extra = 0
+    readonly_fields = [f.name for f in KycSubmission._meta.fields if f.name != "id"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class AccountEventInline(admin.TabularInline):
+    model = AccountEvent
+    fk_name = "merchant"
+    extra = 0
+    can_delete = False
+    readonly_fields = ["created_at", "action", "from_status", "to_status", "actor", "reason"]
+    fields = readonly_fields
+    verbose_name_plural = "Audit trail"
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def _run(request: HttpRequest, queryset: QuerySet, action, done: str) -> None:
+    ok = 0
+    for merchant in queryset:
+        try:
+            action(merchant)
+            ok += 1
+        except DomainError as error:
+            messages.error(request, f"{merchant}: {error.message}")
+    if ok:
+        messages.success(request, f"{done}: {ok} merchant{'s' if ok != 1 else ''}.")
+
+
+@admin.register(Merchant)
+class MerchantAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "kyc_status", "is_suspended", "created_at"]
+    list_filter = ["kyc_status", "is_suspended"]
+    search_fields = ["name", "owner__email", "kyc__document", "kyc__legal_name"]
+    readonly_fields = ["id", "owner", "kyc_status", "kyc_rejection_reason", "is_suspended", "suspended_at",
+                       "created_at"]
+    fields = ["id", "name", "owner", "kyc_status", "kyc_rejection_reason", "is_suspended", "suspended_at",
+              "api_rate_limit", "created_at"]
+    inlines = [KycSubmissionInline, AccountEventInline]
+    actions = ["approve_kyc", "reject_kyc", "suspend", "reactivate"]
+    ordering = ["-created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # merchants sign up; operators use `createmerchant`
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Approve KYC of the selected merchants")
+    def approve_kyc(self, request: HttpRequest, queryset: QuerySet) -> None:
+        _run(request, queryset, lambda m: services.kyc_approve(merchant=m, actor=request.user), "KYC approved")
+
+    @admin.action(description="Reject KYC of the selected merchants (asks for a reason)")
+    def reject_kyc(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        form = RejectForm(request.POST if "reason" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            _run(request, queryset, lambda m: services.kyc_reject(merchant=m, actor=request.user, reason=reason),
+                 "KYC rejected")
+            return None
+        return render(request, "admin/accounts/merchant/reject.html", {
+            **self.admin_site.each_context(request), "title": "Reject KYC", "form": form, "merchants": queryset,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "opts": self.model._meta,
+        })
+
+    @admin.action(description="Suspend the selected merchants")
+    def suspend(self, request: HttpRequest, queryset: QuerySet) -> None:
+        _run(request, queryset, lambda m: services.merchant_suspend(merchant=m, actor=request.user), "Suspended")
+
+    @admin.action(description="Reactivate the selected merchants")
+    def reactivate(self, request: HttpRequest, queryset: QuerySet) -> None:
+        _run(request, queryset, lambda m: services.merchant_reactivate(merchant=m, actor=request.user), "Reactivated")
+
+
+@admin.register(AccountEvent)
+class AccountEventAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "merchant", "action", "from_status", "to_status", "actor", "reason"]
+    list_filter = ["action"]
+    search_fields = ["merchant__name", "actor__email"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

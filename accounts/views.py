@@ -1,0 +1,107 @@
+"""Dashboard pages for the account: sign-up, log in, overview, mode switch, KYC."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts import services
+from accounts.forms import KycForm, LoginForm, SignupForm
+from accounts.models import KycStatus
+from accounts.selectors import kyc_history, merchant_of
+from config.errors import DomainError
+
+
+def merchant_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Log-in required, and the user must own a merchant; `request.merchant` is set for the view and templates."""
+
+    @login_required
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        request.merchant = merchant_of(request.user)
+        if request.merchant is None:
+            return render(request, "accounts/no_merchant.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def refuse_if_suspended(request: HttpRequest) -> HttpResponse | None:
+    """A suspended account's dashboard is read-only: every form post is refused with a message."""
+    if request.merchant.is_suspended:
+        messages.error(request, "Your account is suspended, so the dashboard is read-only. Contact support.")
+        return redirect("dashboard:overview")
+    return None
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("dashboard:overview")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            merchant = services.merchant_signup(email=data["email"], password=data["password"], name=data["name"])
+        except services.EmailTaken:
+            form.add_error("email", "An account with this email already exists. Log in instead?")
+        else:
+            login(request, merchant.owner, backend="django.contrib.auth.backends.ModelBackend")
+            request.session["livemode"] = False
+            messages.success(request, "Welcome! You are in test mode: create a test key and try the API now, "
+                                      "and submit your KYC to go live.")
+            return redirect("dashboard:overview")
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "accounts/login.html"
+    authentication_form = LoginForm
+    redirect_authenticated_user = True
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        self.request.session["livemode"] = False  # a new session starts in test mode
+        return response
+
+
+@merchant_required
+def overview(request: HttpRequest) -> HttpResponse:
+    return render(request, "accounts/overview.html", {"api_keys": request.merchant.api_keys.filter(
+        revoked_at__isnull=True, livemode=request.session.get("livemode", False)).count()})
+
+
+@require_POST
+@merchant_required
+def mode_switch(request: HttpRequest) -> HttpResponse:
+    request.session["livemode"] = request.POST.get("mode") == "live"
+    next_url = request.POST.get("next", "")
+    return redirect(next_url if next_url.startswith("/dashboard/") else "dashboard:overview")
+
+
+@merchant_required
+def kyc(request: HttpRequest) -> HttpResponse:
+    merchant = request.merchant
+    can_submit = merchant.kyc_status in (KycStatus.NOT_SUBMITTED, KycStatus.REJECTED)
+    form = KycForm(request.POST or None, request.FILES or None) if can_submit else None
+    if request.method == "POST":
+        if refusal := refuse_if_suspended(request):
+            return refusal
+        if form is not None and form.is_valid():
+            try:
+                services.kyc_submit(merchant=merchant, data=form.kyc_data(), actor=request.user)
+            except DomainError as error:
+                messages.error(request, error.message)
+            else:
+                messages.success(request, "KYC submitted. We review most submissions within one business day.")
+            return redirect("dashboard:kyc")
+    return render(request, "accounts/kyc.html", {
+        "form": form, "submission": getattr(merchant, "kyc", None), "history": kyc_history(merchant=merchant),
+    })

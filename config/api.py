@@ -1,0 +1,180 @@
+"""The API's conventions: strict input parsing, keyset pagination and the base view of every authenticated API."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from django.db.models import Q, QuerySet
+from rest_framework import exceptions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.errors import UnknownField, ValidationFailed
+
+
+# --- Strict input ----------------------------------------------------------------------------------------------------
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer and nothing else: 100.0, "100", true and null are refused (no silent coercion of money)."""
+
+    default_error_messages = {"invalid": "Must be a JSON integer."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    default_error_messages = {"invalid": "Must be a JSON boolean (true or false)."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictCharField(serializers.CharField):
+    default_error_messages = {"invalid": "Must be a JSON string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not declare, at every level, and reports them with every other problem at once."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        errors: dict = {}
+        try:
+            value = super().to_internal_value(data)
+        except exceptions.ValidationError as exc:
+            if not isinstance(exc.detail, dict):
+                raise
+            errors.update(exc.detail)
+            value = None
+        if isinstance(data, dict):
+            for name in data:
+                if name not in self.fields or self.fields[name].read_only:
+                    errors[name] = [exceptions.ErrorDetail(f"Unknown field '{name}'.", code="unknown_field")]
+        if errors:
+            raise exceptions.ValidationError(errors)
+        return value
+
+    @classmethod
+    def validated(cls, data: Any, **context: Any) -> dict:
+        serializer = cls(data=data, context=context)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+# --- Keyset pagination -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Page:
+    data: list
+    has_more: bool
+    next_cursor: str | None
+
+    def as_body(self) -> dict:
+        return {"data": self.data, "hasMore": self.has_more, "nextCursor": self.next_cursor}
+
+
+def _encode_cursor(created_at: datetime, pk: Any) -> str:
+    raw = json.dumps([created_at.isoformat(), str(pk)], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created_at, pk = json.loads(raw)
+        return datetime.fromisoformat(created_at), str(pk)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise ValidationFailed(param="cursor", details=[
+            {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}
+        ]) from exc
+
+
+def parse_limit(value: str | None) -> int:
+    if value is None:
+        return 20
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 100:
+        raise ValidationFailed(param="limit", details=[
+            {"param": "limit", "code": "invalid_limit", "message": "limit must be an integer from 1 to 100."}
+        ])
+    return int(value)
+
+
+def paginate(queryset: QuerySet, *, params: dict, serialize: Callable[[Any], dict]) -> Page:
+    """Newest first, by (created_at, id) keyset: page N costs what page 1 costs, whatever the table's size.
+
+    The queryset must already be scoped to the merchant and mode, and be backed by an index on those columns
+    followed by created_at and id.
+    """
+    limit = parse_limit(params.get("limit"))
+    cursor = params.get("cursor")
+    if cursor:
+        created_at, pk = _decode_cursor(cursor)
+        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk))
+    rows = list(queryset.order_by("-created_at", "-pk")[: limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = _encode_cursor(rows[-1].created_at, rows[-1].pk) if has_more else None
+    return Page(data=[serialize(row) for row in rows], has_more=has_more, next_cursor=next_cursor)
+
+
+def reject_unknown_params(params: Iterable[str], allowed: set[str]) -> None:
+    unknown = sorted(set(params) - allowed - {"limit", "cursor"})
+    if unknown:
+        raise UnknownField(details=[
+            {"param": name, "code": "unknown_field", "message": f"Unknown query parameter '{name}'."}
+            for name in unknown
+        ])
+
+
+def timestamp(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC with milliseconds and Z, as every API timestamp is written: 2026-11-20T21:39:00.123Z."""
+    if value is None:
+        return None
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+# --- Base view -------------------------------------------------------------------------------------------------------
+class ApiView(APIView):
+    """Base of every authenticated API view: rate limit per key pair, RateLimit-* headers, and Idempotency-Key on
+    every POST (wrapped automatically, so no endpoint can forget it)."""
+
+    rate_limited: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "post" in cls.__dict__:
+            from integrations.idempotency import idempotent
+
+            cls.post = idempotent(cls.__dict__["post"])
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if self.rate_limited and request.auth is not None:
+            from integrations.ratelimit import key_rate_limit
+
+            request.rate_limit = key_rate_limit(request.auth)
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        state = getattr(request, "rate_limit", None)
+        if state is not None:
+            response["RateLimit-Limit"] = str(state.limit)
+            response["RateLimit-Remaining"] = str(state.remaining)
+            response["RateLimit-Reset"] = str(state.reset)
+        return response
+

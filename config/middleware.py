@@ -1,0 +1,114 @@
+"""Request-wide plumbing: the request id, the Api-Version header, and the SPEC's error body for errors that never
+reach a DRF view (unknown paths, oversized or non-JSON bodies, crashes outside a view)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from config import errors as api
+from config.logging import request_id_var
+
+logger = logging.getLogger("api.request")
+
+REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# Paths that serve HTML to people; everything else is the JSON API and answers errors in the SPEC's shape.
+HTML_PREFIXES = ("/dashboard/", "/admin/", "/static/", "/media/", "/pay/", "/docs")
+BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+
+def is_api_path(path: str) -> bool:
+    return path != "/" and not path.startswith(HTML_PREFIXES)
+
+
+def json_error_response(error: api.DomainError) -> HttpResponse:
+    response = HttpResponse(json.dumps(api.error_body(error), separators=(",", ":")), status=error.status_code,
+                            content_type="application/json")
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+class RequestIdMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        incoming = request.headers.get("X-Request-Id", "")
+        request_id = incoming if REQUEST_ID_PATTERN.fullmatch(incoming) else uuid.uuid4().hex
+        request.request_id = request_id
+        token = request_id_var.set(request_id)
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+            response["X-Request-Id"] = request_id
+            response["Api-Version"] = settings.API_VERSION
+            logger.info("request", extra={
+                "method": request.method, "path": request.path, "status": response.status_code,
+                "durationMs": round((time.perf_counter() - started) * 1000, 2),
+            })
+            return response
+        finally:
+            request_id_var.reset(token)
+
+
+_ERROR_FOR_STATUS: dict[int, type[api.DomainError]] = {
+    401: api.AuthenticationRequired,
+    403: api.PermissionRefused,
+    404: api.NotFound,
+    405: api.MethodNotAllowed,
+    413: api.PayloadTooLarge,
+    415: api.UnsupportedMediaType,
+    429: api.RateLimited,
+    500: api.InternalError,
+    503: api.ServiceUnavailable,
+}
+
+
+class ApiErrorMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not is_api_path(request.path):
+            return self.get_response(request)
+        refusal = self.refuse_body(request)
+        if refusal is not None:
+            return json_error_response(refusal)
+        response = self.get_response(request)
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith("application/json"):
+            error_class = _ERROR_FOR_STATUS.get(response.status_code)
+            error = error_class() if error_class else api.DomainError("Bad request")
+            error.status_code = response.status_code
+            replacement = json_error_response(error)
+            for header in ("Allow", "Retry-After"):
+                if header in response:
+                    replacement[header] = response[header]
+            return replacement
+        return response
+
+    def refuse_body(self, request: HttpRequest) -> api.DomainError | None:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return api.DomainError("Invalid Content-Length")
+        if length > settings.API_MAX_BODY_BYTES:
+            return api.PayloadTooLarge()
+        if request.method in BODY_METHODS and length > 0:
+            content_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+            if content_type != "application/json":
+                return api.UnsupportedMediaType()
+        return None
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_api_path(request.path):
+            return None
+        logger.exception("api.unhandled_exception", extra={"exception_type": type(exception).__name__})
+        return json_error_response(api.InternalError())

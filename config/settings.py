@@ -1,0 +1,249 @@
+"""Every setting comes from the environment (django-environ); the defaults run the service on one laptop.
+
+With no environment at all: SQLite, a local-file Celery broker and an in-process cache, all under `.local/`.
+Production sets DATABASE_URL, CELERY_BROKER_URL and CACHE_URL (see `.env.example`).
+"""
+
+import secrets
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+LOCAL_DIR = BASE_DIR / ".local"
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+
+def _local_secret_key() -> str:
+    """A per-checkout random key, so a laptop never runs on a key published in the repository."""
+    path = LOCAL_DIR / "secret_key"
+    if not path.exists():
+        LOCAL_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env.str("SECRET_KEY", default="") or _local_secret_key()
+# The key of the HMAC that digests API secrets. Separate from SECRET_KEY so that rotating the session key does not
+# invalidate every merchant's API keys; derived from it when not set.
+API_KEY_DIGEST_KEY = env.str("API_KEY_DIGEST_KEY", default="")
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+API_VERSION = "2026-11-20"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "accounts",
+    "integrations",
+    "payments",
+    "webhooks",
+]
+
+MIDDLEWARE = [
+    "config.middleware.RequestIdMiddleware",
+    "config.middleware.ApiErrorMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "dashboard:login"
+LOGIN_REDIRECT_URL = "dashboard:overview"
+LOGOUT_REDIRECT_URL = "dashboard:login"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.dashboard",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{LOCAL_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web, worker and beat share one file: WAL lets readers run beside the writer, IMMEDIATE takes the write lock
+    # at BEGIN so two writers queue instead of failing with "database is locked" half-way through a transaction.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+    LOCAL_DIR.mkdir(parents=True, exist_ok=True)
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache (rate-limit counters) -----------------------------------------------------------------------------------
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"].endswith("RedisCache"):
+    CACHES["default"].setdefault("OPTIONS", {}).update({"socket_timeout": 1, "socket_connect_timeout": 1})
+
+# --- Celery --------------------------------------------------------------------------------------------------------
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = LOCAL_DIR / "broker"
+    for _sub in ("queue", "processed"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BEAT_SCHEDULE_FILENAME = str(LOCAL_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "idempotency-keys-purge": {"task": "integrations.tasks.idempotency_keys_purge", "schedule": 3600.0},
+}
+
+# --- Auth, sessions, security --------------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_REDIRECT_EXEMPT = [r"^health$"]
+_https = PUBLIC_BASE_URL.startswith("https://")
+SESSION_COOKIE_SECURE = _https
+CSRF_COOKIE_SECURE = _https
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[PUBLIC_BASE_URL])
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if _https else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _https
+SECURE_HSTS_PRELOAD = _https
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- Files, i18n ---------------------------------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "America/Sao_Paulo"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(LOCAL_DIR / "media"))
+MEDIA_URL = "/media/"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+KYC_DOCUMENT_MAX_BYTES = 10 * 1024 * 1024
+
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@pagamentos.local")
+
+# --- API -----------------------------------------------------------------------------------------------------------
+API_MAX_BODY_BYTES = 64 * 1024
+API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=100)
+API_AUTH_FAILURES_PER_MINUTE = env.int("API_AUTH_FAILURES_PER_MINUTE", default=20)
+IDEMPOTENCY_KEY_TTL_HOURS = 24
+# An Idempotency-Key whose request has been "in progress" this long is taken to belong to a dead process.
+IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 60
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["integrations.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "config.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Pagamentos API",
+    "DESCRIPTION": "Pix, card and boleto pay-in, Pix payouts, balances and signed webhooks for Brazilian merchants.",
+    "VERSION": API_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {
+            "basicAuth": {"type": "http", "scheme": "basic", "description": "public key as user, secret as password"},
+            "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+            "apiSecretHeader": {"type": "apiKey", "in": "header", "name": "x-api-secret"},
+        }
+    },
+    "SECURITY": [{"basicAuth": []}, {"apiKeyHeader": [], "apiSecretHeader": []}],
+    "AUTHENTICATION_WHITELIST": [],
+}
+
+# --- Payments and webhooks (used from the pay-in, payout and webhook issues on) ------------------------------------
+PAYMENTS_RAIL = env.str("PAYMENTS_RAIL", default="simulator")
+PIX_KEY = env.str("PIX_KEY", default="123e4567-e12b-12d1-a456-426655440000")
+PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")
+PIX_ISPB = env.str("PIX_ISPB", default="00000000")
+BOLETO_BANK_CODE = env.str("BOLETO_BANK_CODE", default="001")
+WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
+WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
+WEBHOOK_RETRY_SCHEDULE = [
+    int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE", default=["60", "300", "1800", "7200", "18000", "36000",
+                                                                   "36000", "86400"])
+]
+
+# --- Logging -------------------------------------------------------------------------------------------------------
+LOG_FORMAT = env.str("LOG_FORMAT", default="text" if DEBUG else "json")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "config.logging.RequestIdFilter"}},
+    "formatters": {
+        "json": {"()": "config.logging.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # Django's own "Not Found: /path" lines duplicate our request log and add nothing.
+        "django.request": {"level": "ERROR"},
+    },
+}

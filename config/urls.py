@@ -1,0 +1,32 @@
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+
+from accounts.apis import AccountApi
+from config.views import HealthApi, baseline
+
+admin.site.site_header = "Pagamentos staff"
+admin.site.site_title = "Pagamentos staff"
+
+api_patterns = [
+    path("account", AccountApi.as_view(), name="account"),
+]
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="dashboard:overview", permanent=False)),
+    path("health", HealthApi.as_view(), name="health"),
+    path("ping", baseline, name="ping"),  # no database, no auth: liveness, and the benchmark's yardstick
+    path("openapi.json", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]),
+         name="openapi"),
+    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
+    path("admin/", admin.site.urls),
+    path("dashboard/", include(("accounts.urls", "dashboard"))),
+    *api_patterns,
+]
+
+if settings.DEBUG:
+    from django.conf.urls.static import static
+
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

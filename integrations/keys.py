@@ -1,0 +1,69 @@
+"""API key material: generation, the keyed digest of secrets, and the deterministic demo pair."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.conf import settings
+
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+PUBLIC_KEY_LENGTH = 24
+# 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits; 48 leave a margin.
+SECRET_KEY_LENGTH = 48
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    public_key: str
+    secret_key: str
+
+
+def _random_base62(length: int) -> str:
+    return "".join(secrets.choice(BASE62) for _ in range(length))
+
+
+def _prefix(kind: str, livemode: bool) -> str:
+    return f"{kind}_{'live' if livemode else 'test'}_"
+
+
+def generate_pair(*, livemode: bool) -> KeyPair:
+    return KeyPair(
+        public_key=_prefix("pk", livemode) + _random_base62(PUBLIC_KEY_LENGTH),
+        secret_key=_prefix("sk", livemode) + _random_base62(SECRET_KEY_LENGTH),
+    )
+
+
+@lru_cache(maxsize=1)
+def _digest_key() -> bytes:
+    if settings.API_KEY_DIGEST_KEY:
+        return settings.API_KEY_DIGEST_KEY.encode()
+    return hmac.new(settings.SECRET_KEY.encode(), b"api-key-digest", hashlib.sha256).digest()
+
+
+def secret_digest(secret_key: str) -> str:
+    """Keyed digest of a secret. Secrets are 256-bit random, so one HMAC is as strong as a slow hash and costs
+    microseconds on every request; the server-side key makes a stolen table useless on its own."""
+    return hmac.new(_digest_key(), secret_key.encode(), hashlib.sha256).hexdigest()
+
+
+def secret_matches(secret_key: str, digest: str) -> bool:
+    return hmac.compare_digest(secret_digest(secret_key), digest)
+
+
+def demo_pair() -> KeyPair:
+    """The demo merchant's test pair, derived from this installation's SECRET_KEY: `seed_demo` can print it on
+    every run without storing the secret anywhere. Test mode only; never used for a live key."""
+    def derived(label: bytes, length: int) -> str:
+        number = int.from_bytes(hmac.new(settings.SECRET_KEY.encode(), label, hashlib.sha512).digest(), "big")
+        chars = []
+        for _ in range(length):
+            number, index = divmod(number, 62)
+            chars.append(BASE62[index])
+        return "".join(chars)
+
+    return KeyPair(public_key="pk_test_" + derived(b"demo-public-key", PUBLIC_KEY_LENGTH),
+                   secret_key="sk_test_" + derived(b"demo-secret-key", SECRET_KEY_LENGTH))

@@ -1,0 +1,84 @@
+"""The Integrations page: API key pairs (the secret shown once), revocation."""
+
+from __future__ import annotations
+
+import secrets
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from accounts.views import merchant_required, refuse_if_suspended
+from config.errors import DomainError
+from integrations import services
+from integrations.models import ApiKey
+
+FORM_NONCE = "apikey_form_nonce"
+
+
+class ApiKeyForm(forms.Form):
+    label = forms.CharField(max_length=100, required=False, help_text="Where the keys will live, e.g. 'shop server'.")
+    mode = forms.ChoiceField(choices=[("test", "Test (sandbox)"), ("live", "Live")])
+    nonce = forms.CharField(widget=forms.HiddenInput)
+
+
+def _new_form(request: HttpRequest, **initial) -> ApiKeyForm:
+    # A one-time nonce per rendered form: the page showing a new secret is the answer to a POST, and reloading it
+    # must neither create a second key nor show the secret again.
+    request.session[FORM_NONCE] = secrets.token_urlsafe(16)
+    return ApiKeyForm(initial={"nonce": request.session[FORM_NONCE], **initial})
+
+
+@never_cache
+@merchant_required
+def integrations(request: HttpRequest) -> HttpResponse:
+    livemode = request.session.get("livemode", False)
+    return render(request, "integrations/integrations.html", {
+        "form": _new_form(request, mode="live" if livemode else "test"),
+        "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),
+    })
+
+
+@never_cache
+@require_POST
+@merchant_required
+def apikey_create_view(request: HttpRequest) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    form = ApiKeyForm(request.POST)
+    expected = request.session.pop(FORM_NONCE, None)
+    if not form.is_valid() or not expected or not secrets.compare_digest(form.cleaned_data["nonce"], expected):
+        messages.warning(request, "That form was already used. Your keys are listed below; create another if needed.")
+        return redirect("dashboard:integrations")
+    try:
+        api_key, secret_key = services.apikey_create(merchant=request.merchant,
+                                                     livemode=form.cleaned_data["mode"] == "live",
+                                                     label=form.cleaned_data["label"])
+    except DomainError as error:
+        messages.error(request, error.message)
+        return redirect("dashboard:integrations")
+    # Rendered straight from the POST, never stored: after this response the secret exists only with the merchant.
+    response = render(request, "integrations/integrations.html", {
+        "form": _new_form(request), "new_key": api_key, "new_secret": secret_key,
+        "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),
+    })
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+@merchant_required
+def apikey_revoke_view(request: HttpRequest, key_id) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    api_key = get_object_or_404(ApiKey, pk=key_id, merchant=request.merchant)
+    try:
+        services.apikey_revoke(api_key=api_key)
+    except DomainError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Key pair {api_key.public_key} revoked: requests with it now get 401.")
+    return redirect("dashboard:integrations")
