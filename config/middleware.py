@@ -50,7 +50,7 @@ class RequestIdMiddleware:
             response = self.get_response(request)
             response["X-Request-Id"] = request_id
             response["Api-Version"] = settings.API_VERSION
-            logger.info("request", extra={
+            logger.info("%s %s %s", request.method, request.path, response.status_code, extra={
                 "method": request.method, "path": request.path, "status": response.status_code,
                 "durationMs": round((time.perf_counter() - started) * 1000, 2),
             })

@@ -1,0 +1,82 @@
+"""`make run`: the whole service on one laptop, web server, Celery worker and scheduler, on the embedded default."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+# The quick start runs webhooks against receivers on this machine, over plain HTTP: a local-only relaxation of
+# the SSRF guard, said out loud when the service starts.
+LOCAL_ENVIRONMENT = {
+    "DEBUG": "true",
+    "LOG_FORMAT": "text",
+    "WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
+    "WEBHOOKS_ALLOW_HTTP": "true",
+}
+
+
+class Command(BaseCommand):
+    help = "Migrate, seed the demo merchant, and run the web server, a Celery worker and the scheduler together."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+        parser.add_argument("--port", default=os.environ.get("PORT", "8000"))
+
+    def handle(self, *args, host: str, port: str, **options) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        out = subprocess.run([sys.executable, "manage.py", "seed_demo", "--json"], check=True, capture_output=True,
+                             text=True, cwd=settings.BASE_DIR)
+        demo = json.loads(out.stdout.strip().splitlines()[-1])
+        environment = {**os.environ, **LOCAL_ENVIRONMENT, "PUBLIC_BASE_URL": f"http://{host}:{port}"}
+        processes = [
+            subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel",
+                              "INFO", "--concurrency", "2"], env=environment, cwd=settings.BASE_DIR),
+            subprocess.Popen([sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+                             env=environment, cwd=settings.BASE_DIR),
+        ]
+        base = f"http://{host}:{port}"
+        self.stdout.write(self.style.SUCCESS(f"""
+Pagamentos is running (web, Celery worker and scheduler; SQLite and a file broker under .local/).
+  Dashboard:  {base}/dashboard/   log in as {demo['email']} / {demo['password']}
+  Admin:      {base}/admin/       log in as {demo['staffEmail']} / {demo['password']}
+  API docs:   {base}/docs
+  Test keys:  public {demo['publicKey']}
+              secret {demo['secretKey']}
+  Try it:     curl -u {demo['publicKey']}:{demo['secretKey']} {base}/account
+Local mode allows webhooks to http:// and private addresses (WEBHOOKS_ALLOW_HTTP, WEBHOOKS_ALLOW_PRIVATE_TARGETS).
+Press Ctrl-C to stop.
+"""))
+        self._wait(processes)
+
+    def _wait(self, processes: list[subprocess.Popen]) -> None:
+        stopping = False
+
+        def stop(*_):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            while not stopping and all(p.poll() is None for p in processes):
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        failed = [p for p in processes if p.returncode not in (0, -signal.SIGTERM, None)]
+        if failed and not stopping:
+            sys.exit(1)

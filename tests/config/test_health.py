@@ -1,0 +1,22 @@
+import pytest
+
+
+@pytest.mark.django_db
+def test_health_reports_database_and_broker(client):
+    response = client.get("/health")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
+    assert response["Api-Version"] == "2026-11-20"
+
+
+@pytest.mark.django_db
+def test_health_names_what_is_down(client, monkeypatch):
+    monkeypatch.setattr("config.views._broker_ok", lambda: False)
+
+    response = client.get("/health")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["error"]["code"] == "service_unavailable"
+    assert body["error"]["details"] == [{"param": "broker", "code": "unavailable", "message": "The broker does not answer."}]

@@ -1,0 +1,104 @@
+"""Shared fixtures. Tests that need PostgreSQL or Redis are marked; where those are not configured they skip with a
+reason, and with REQUIRE_SERVICES=1 (CI) every skip becomes a failure."""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+from collections.abc import Callable
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, connections
+from rest_framework.test import APIClient
+
+from tests.factories import ApiKeyFactory, MerchantFactory
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    on_redis = settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
+    for item in items:
+        if "postgres" in item.keywords and not on_postgres:
+            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
+        if "redis" in item.keywords and not on_redis:
+            item.add_marker(pytest.mark.skip(reason="needs Redis: set CACHE_URL=redis://..."))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_SERVICES and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and REQUIRE_SERVICES forbids skips: {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def merchant(db):
+    return MerchantFactory()
+
+
+@pytest.fixture
+def test_key(merchant):
+    """(ApiKey, secret) of a test-mode pair of `merchant`."""
+    return ApiKeyFactory.with_secret(merchant=merchant, livemode=False)
+
+
+def basic_auth(public_key: str, secret_key: str) -> str:
+    return "Basic " + base64.b64encode(f"{public_key}:{secret_key}".encode()).decode()
+
+
+@pytest.fixture
+def api_client_for() -> Callable[..., APIClient]:
+    """An APIClient authenticated with the given key pair (HTTP Basic)."""
+
+    def make(api_key, secret_key: str) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=basic_auth(api_key.public_key, secret_key))
+        return client
+
+    return make
+
+
+@pytest.fixture
+def api(api_client_for, test_key) -> APIClient:
+    return api_client_for(*test_key)
+
+
+def run_in_threads(count: int, work: Callable[[int], object]) -> list:
+    """Run `work(i)` in `count` threads released together; each thread closes its own database connection."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def target(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = work(index)
+        except Exception as exc:  # surfaced to the test as a value
+            results[index] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+@pytest.fixture
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
