@@ -8,23 +8,23 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 
-class ErrorItemSerializer(serializers.Serializer):
+class ErrorDetailSerializer(serializers.Serializer):
     param = serializers.CharField(allow_null=True)
     code = serializers.CharField()
     message = serializers.CharField()
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorBodySerializer(serializers.Serializer):
     type = serializers.CharField()
     code = serializers.CharField()
     message = serializers.CharField()
     param = serializers.CharField(allow_null=True)
-    details = ErrorItemSerializer(many=True)
+    details = ErrorDetailSerializer(many=True)
     requestId = serializers.CharField()
 
 
 class ErrorResponseSerializer(serializers.Serializer):
-    error = ErrorSerializer()
+    error = ErrorBodySerializer()
 
     class Meta:
         ref_name = "Error"

@@ -1,0 +1,87 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from accounts.models import AccountEvent, KycStatus, Merchant
+from integrations.models import ApiKey
+from tests.conftest import basic_auth
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_createmerchant():
+    output = run("createmerchant", "--email", "Shop@Example.com", "--password", "a-long-passphrase", "--name", "Shop")
+
+    merchant = Merchant.objects.get(owner__email="shop@example.com")
+    assert output.strip() == f"Merchant {merchant.id} (Shop) created, KYC NOT_SUBMITTED."
+    assert merchant.owner.check_password("a-long-passphrase")
+
+
+@pytest.mark.django_db
+def test_createmerchant_approve_is_audited():
+    run("createmerchant", "--email", "shop@example.com", "--password", "pw-pw-pw-pw", "--approve")
+
+    merchant = Merchant.objects.get()
+    assert merchant.kyc_status == KycStatus.APPROVED
+    event = AccountEvent.objects.get(merchant=merchant, action="kyc_approved")
+    assert (event.actor, event.from_status, event.reason) == (None, "NOT_SUBMITTED", "approved by an operator command")
+
+
+@pytest.mark.django_db
+def test_createmerchant_twice_fails_clearly():
+    run("createmerchant", "--email", "shop@example.com", "--password", "pw-pw-pw-pw")
+
+    with pytest.raises(CommandError, match="already exists"):
+        run("createmerchant", "--email", "shop@example.com", "--password", "pw-pw-pw-pw")
+
+
+@pytest.mark.django_db
+def test_createapikey_prints_json_that_authenticates(client):
+    run("createmerchant", "--email", "shop@example.com", "--password", "pw-pw-pw-pw", "--approve")
+
+    printed = json.loads(run("createapikey", "--email", "shop@example.com", "--mode", "live", "--label", "erp"))
+
+    assert set(printed) == {"publicKey", "secretKey", "mode"}
+    assert printed["mode"] == "live"
+    assert printed["publicKey"].startswith("pk_live_") and printed["secretKey"].startswith("sk_live_")
+    assert ApiKey.objects.get().label == "erp"
+    response = client.get("/account", HTTP_AUTHORIZATION=basic_auth(printed["publicKey"], printed["secretKey"]))
+    assert response.status_code == 200
+    assert response.json()["livemode"] is True
+
+
+@pytest.mark.django_db
+def test_createapikey_live_needs_approved_kyc():
+    run("createmerchant", "--email", "shop@example.com", "--password", "pw-pw-pw-pw")
+
+    with pytest.raises(CommandError, match="KYC is approved"):
+        run("createapikey", "--email", "shop@example.com", "--mode", "live")
+
+
+@pytest.mark.django_db
+def test_createapikey_unknown_merchant():
+    with pytest.raises(CommandError, match="No merchant"):
+        run("createapikey", "--email", "nobody@example.com")
+
+
+@pytest.mark.django_db
+def test_seed_demo_is_idempotent_and_its_keys_work(client):
+    first = json.loads(run("seed_demo", "--json"))
+    second = json.loads(run("seed_demo", "--json"))
+
+    assert first == second
+    assert Merchant.objects.count() == 1
+    assert ApiKey.objects.count() == 1
+    assert Merchant.objects.get().kyc_status == KycStatus.APPROVED
+    response = client.get("/account", HTTP_AUTHORIZATION=basic_auth(first["publicKey"], first["secretKey"]))
+    assert response.status_code == 200
+    assert response.json()["name"] == "Loja Demo"
+    assert response.json()["livemode"] is False
+    assert client.login(username=first["email"], password=first["password"])
