@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from accounts import services
 from accounts.forms import RejectForm
@@ -31,10 +34,19 @@ class KycSubmissionInline(admin.StackedInline):
     model = KycSubmission
     can_delete = False
     extra = 0
-    readonly_fields = [f.name for f in KycSubmission._meta.fields if f.name != "id"]
+    fields = [f.name for f in KycSubmission._meta.fields if f.name not in ("id", "merchant", "document_file")] + [
+        "document_link"]
+    readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
+
+    @admin.display(description="Document")
+    def document_link(self, submission: KycSubmission) -> str:
+        if not submission.document_file:
+            return "-"
+        url = reverse("admin:accounts_merchant_kyc_document", args=[submission.merchant_id])
+        return format_html('<a href="{}">Download {}</a>', url, submission.document_file.name.rsplit("/", 1)[-1])
 
 
 class AccountEventInline(admin.TabularInline):
@@ -77,6 +89,23 @@ class MerchantAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # merchants sign up; operators use `createmerchant`
+
+    def get_urls(self) -> list:
+        return [
+            path("<uuid:merchant_id>/kyc-document/", self.admin_site.admin_view(self.kyc_document),
+                 name="accounts_merchant_kyc_document"),
+            *super().get_urls(),
+        ]
+
+    def kyc_document(self, request: HttpRequest, merchant_id) -> FileResponse:
+        """KYC documents are never public: staff download them through here, with the admin's permission check."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        submission = get_object_or_404(KycSubmission, merchant_id=merchant_id)
+        if not submission.document_file:
+            raise Http404
+        return FileResponse(submission.document_file.open("rb"), as_attachment=True,
+                            filename=submission.document_file.name.rsplit("/", 1)[-1])
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False

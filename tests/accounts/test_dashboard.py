@@ -35,8 +35,10 @@ def logged_in(client, new_merchant):
 
 @pytest.mark.django_db
 def test_signup_creates_a_merchant_in_test_mode_and_logs_in(client):
-    response = client.post("/dashboard/signup/", {"name": "Café da Ana", "email": "Ana@Example.com",
-                                                  "password": "a-long-passphrase", "password_confirm": "a-long-passphrase"})
+    form = {"name": "Café da Ana", "email": "Ana@Example.com", "password": "a-long-passphrase",
+            "password_confirm": "a-long-passphrase"}
+
+    response = client.post("/dashboard/signup/", form)
 
     assert response.status_code == 302
     merchant = Merchant.objects.get(owner__email="ana@example.com")

@@ -124,3 +124,29 @@ def test_concurrent_decisions_have_one_winner():
     assert sum(r is None for r in results) == 1
     assert all(isinstance(r, DomainError) and r.code == "invalid_state" for r in results if r is not None)
     assert AccountEvent.objects.filter(merchant=merchant, action__in=["kyc_approved", "kyc_rejected"]).count() == 1
+
+
+def test_staff_download_the_kyc_document_and_nobody_else(admin_client, client, settings, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    from accounts.models import KycSubmission
+
+    settings.MEDIA_ROOT = tmp_path
+    merchant = MerchantFactory(kyc_status=KycStatus.SUBMITTED)
+    submission = KycSubmission(merchant=merchant, legal_name="L", trading_name="T", document="52998224725",
+                               document_type="CPF", street="S", number="1", city="C", state="SP",
+                               zip_code="01310100", phone="11987654321")
+    submission.document_file.save("id.pdf", SimpleUploadedFile("id.pdf", b"%PDF-secret"), save=True)
+    url = f"/admin/accounts/merchant/{merchant.pk}/kyc-document/"
+
+    staff_response = admin_client.get(url)
+    page = admin_client.get(f"/admin/accounts/merchant/{merchant.pk}/change/").content.decode()
+    merchant_client = Client()
+    merchant_client.force_login(merchant.owner)
+    merchant_response = merchant_client.get(url)
+
+    assert b"".join(staff_response.streaming_content) == b"%PDF-secret"
+    assert url in page
+    assert merchant_response.status_code == 302  # to the admin login: not staff
+    assert Client().get(f"/media/{submission.document_file.name}").status_code == 404

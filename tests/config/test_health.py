@@ -19,4 +19,6 @@ def test_health_names_what_is_down(client, monkeypatch):
     assert response.status_code == 503
     body = response.json()
     assert body["error"]["code"] == "service_unavailable"
-    assert body["error"]["details"] == [{"param": "broker", "code": "unavailable", "message": "The broker does not answer."}]
+    assert body["error"]["details"] == [
+        {"param": "broker", "code": "unavailable", "message": "The broker does not answer."}
+    ]

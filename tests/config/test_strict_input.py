@@ -2,7 +2,8 @@
 
 import pytest
 
-VALID = {"amount": 1000, "isPhysicalProduct": True, "customer": {"name": "Ana"}, "items": [{"title": "Mug", "quantity": 2}]}
+VALID = {"amount": 1000, "isPhysicalProduct": True, "customer": {"name": "Ana"},
+         "items": [{"title": "Mug", "quantity": 2}]}
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,6 @@
 
 from django.http import HttpRequest
 from django.urls import path
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
