@@ -32,17 +32,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, host: str, port: str, **options) -> None:
         call_command("migrate", interactive=False, verbosity=0)
-        out = subprocess.run([sys.executable  # noqa: S603, "manage.py", "seed_demo", "--json"], check=True, capture_output=True,
-                             text=True, cwd=settings.BASE_DIR)
-        demo = json.loads(out.stdout.strip().splitlines()[-1])
+        python = sys.executable
+        # Fixed argument lists of our own programs and no shell: nothing here comes from outside.
+        seeded = subprocess.run([python, "manage.py", "seed_demo", "--json"],  # noqa: S603
+                                check=True, capture_output=True, text=True, cwd=settings.BASE_DIR)
+        demo = json.loads(seeded.stdout.strip().splitlines()[-1])
         environment = {**os.environ, **LOCAL_ENVIRONMENT, "PUBLIC_BASE_URL": f"http://{host}:{port}"}
-        # Fixed argument lists of our own programs, no shell: nothing here comes from outside.
-        processes = [
-            subprocess.Popen([sys.executable, "-m", "celery",  # noqa: S603 "-A", "config", "worker", "--beat", "--loglevel",
-                              "INFO", "--concurrency", "2"], env=environment, cwd=settings.BASE_DIR),
-            subprocess.Popen([sys.executable, "manage.py", "runserver",  # noqa: S603 f"{host}:{port}", "--noreload"],
-                             env=environment, cwd=settings.BASE_DIR),
+        commands = [
+            [python, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "INFO", "--concurrency", "2"],
+            [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
         ]
+        processes = [subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)  # noqa: S603
+                     for command in commands]
         base = f"http://{host}:{port}"
         self.stdout.write(self.style.SUCCESS(f"""
 Pagamentos is running (web, Celery worker and scheduler; SQLite and a file broker under .local/).
