@@ -3,6 +3,7 @@ from django.urls import path, reverse_lazy
 
 from accounts import views
 from integrations import views as integration_views
+from webhooks import views as webhook_views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -24,4 +25,13 @@ urlpatterns = [
     path("integrations/", integration_views.integrations, name="integrations"),
     path("integrations/keys/", integration_views.apikey_create_view, name="apikey_create"),
     path("integrations/keys/<uuid:key_id>/revoke/", integration_views.apikey_revoke_view, name="apikey_revoke"),
+    path("webhooks/", webhook_views.webhooks_page, name="webhooks"),
+    path("webhooks/secret/reveal/", webhook_views.signing_secret_reveal, name="signing_secret_reveal"),
+    path("webhooks/secret/rotate/", webhook_views.signing_secret_rotate, name="signing_secret_rotate"),
+    path("webhooks/endpoints/", webhook_views.endpoint_create, name="endpoint_create"),
+    path("webhooks/endpoints/<uuid:endpoint_id>/", webhook_views.endpoint_edit, name="endpoint_edit"),
+    path("webhooks/endpoints/<uuid:endpoint_id>/test/", webhook_views.endpoint_send_test, name="endpoint_test"),
+    path("webhooks/deliveries/", webhook_views.deliveries, name="deliveries"),
+    path("webhooks/deliveries/<uuid:delivery_id>/", webhook_views.delivery_detail, name="delivery_detail"),
+    path("webhooks/deliveries/<uuid:delivery_id>/resend/", webhook_views.delivery_resend, name="delivery_resend"),
 ]

@@ -126,8 +126,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE_FILENAME = str(LOCAL_DIR / "celerybeat-schedule")
+WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=15.0)
 CELERY_BEAT_SCHEDULE = {
     "idempotency-keys-purge": {"task": "integrations.tasks.idempotency_keys_purge", "schedule": 3600.0},
+    "webhook-deliveries-sweep": {"task": "webhooks.tasks.deliveries_sweep",
+                                 "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS},
+    "events-purge": {"task": "webhooks.tasks.events_purge", "schedule": 3600.0},
 }
 
 # --- Auth, sessions, security --------------------------------------------------------------------------------------
@@ -222,6 +226,15 @@ PIX_ISPB = env.str("PIX_ISPB", default="00000000")
 BOLETO_BANK_CODE = env.str("BOLETO_BANK_CODE", default="001")
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
+# Signing secrets are stored encrypted under this key (derived from SECRET_KEY when unset).
+WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default="")
+# A claimed delivery is leased this long (longer than one attempt can take: 3 s connect + 10 s answer).
+WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=30)
+# The sweeper re-enqueues a delivery this long past due and unclaimed (its message was lost).
+WEBHOOK_SWEEP_GRACE_SECONDS = env.float("WEBHOOK_SWEEP_GRACE_SECONDS", default=10.0)
+# Retries due within this many seconds are enqueued with a countdown; later ones are left to the sweeper.
+WEBHOOK_MAX_ETA_SECONDS = env.int("WEBHOOK_MAX_ETA_SECONDS", default=600)
+EVENT_RETENTION_DAYS = 30
 WEBHOOK_RETRY_SCHEDULE = [
     int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE", default=["60", "300", "1800", "7200", "18000", "36000",
                                                                    "36000", "86400"])

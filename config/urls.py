@@ -5,12 +5,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from accounts.apis import AccountApi
 from config.views import HealthApi, baseline
+from webhooks.apis import EventDetailApi, EventListApi
 
 admin.site.site_header = "Pagamentos staff"
 admin.site.site_title = "Pagamentos staff"
 
 api_patterns = [
     path("account", AccountApi.as_view(), name="account"),
+    path("events", EventListApi.as_view(), name="events"),
+    path("events/<str:event_id>", EventDetailApi.as_view(), name="event"),
 ]
 
 urlpatterns = [

@@ -1,0 +1,117 @@
+"""The HTTP client of webhook deliveries: it connects only to the address it checked (no DNS rebinding), follows no
+redirect, and bounds every attempt in time and in what it reads."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+from dataclasses import dataclass
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import NewConnectionError
+from urllib3.util import connection as urllib3_connection
+
+from webhooks import ssrf
+
+CONNECT_TIMEOUT = 3.0
+TOTAL_TIMEOUT = 10.0
+RESPONSE_EXCERPT_BYTES = 2048
+
+
+class RefusedAddress(NewConnectionError):
+    pass
+
+
+class _GuardedConnectionMixin:
+    """Resolve, check every address, and open the socket to a checked one: the address we judged is the address we
+    talk to. TLS still verifies the certificate against the URL's host name."""
+
+    def _new_conn(self) -> socket.socket:
+        host = self._dns_host.rstrip(".")
+        literal = ssrf.parse_ip_literal(host)
+        candidates = [str(literal)] if literal is not None else ssrf.resolve(host, self.port)
+        permitted = [a for a in candidates if ssrf.allowed(ipaddress.ip_address(a.split("%")[0]))]
+        if not permitted:
+            raise RefusedAddress(self, f"refused address: {host} resolves to {', '.join(candidates)} (not public)")
+        last_error: OSError | None = None
+        for address in permitted:
+            try:
+                return urllib3_connection.create_connection(
+                    (address, self.port), self.timeout, source_address=self.source_address,
+                    socket_options=self.socket_options)
+            except OSError as exc:
+                last_error = exc
+        raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+
+
+class GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
+    pass
+
+
+class GuardedHTTPSConnection(_GuardedConnectionMixin, HTTPSConnection):
+    pass
+
+
+class GuardedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = GuardedHTTPConnection
+
+
+class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = GuardedHTTPSConnection
+
+
+def _pool_manager() -> urllib3.PoolManager:
+    manager = urllib3.PoolManager(num_pools=200, maxsize=4, retries=False)
+    manager.pool_classes_by_scheme = {"http": GuardedHTTPConnectionPool, "https": GuardedHTTPSConnectionPool}
+    return manager
+
+
+_manager: urllib3.PoolManager | None = None
+
+
+def manager() -> urllib3.PoolManager:
+    global _manager  # one pool per process: keep-alive connections to receivers are reused across deliveries
+    if _manager is None:
+        _manager = _pool_manager()
+    return _manager
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    status: int | None
+    body_excerpt: str
+    error: str
+    duration_ms: int
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300 and not self.error
+
+
+def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
+    started = time.monotonic()
+    try:
+        response = manager().request(
+            "POST", url, body=body, headers=headers, redirect=False, preload_content=False,
+            timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TOTAL_TIMEOUT), retries=False)
+        try:
+            excerpt = response.read(RESPONSE_EXCERPT_BYTES, decode_content=True) or b""
+            # Drain what is left (bounded by the total timeout) so the connection can be reused.
+            for _ in response.stream(65536, decode_content=False):
+                if time.monotonic() - started > TOTAL_TIMEOUT:
+                    break
+        finally:
+            response.release_conn()
+        duration = time.monotonic() - started
+        error = f"timeout: no complete answer within {TOTAL_TIMEOUT:.0f} s" if duration > TOTAL_TIMEOUT else ""
+        if 300 <= response.status < 400 and not error:
+            error = f"redirect to {response.headers.get('Location', '?')[:200]} not followed"
+        return HttpResult(status=response.status, body_excerpt=excerpt.decode("utf-8", "replace"), error=error,
+                          duration_ms=int(duration * 1000))
+    except RefusedAddress as exc:
+        return HttpResult(None, "", str(exc).split(": ", 1)[-1], int((time.monotonic() - started) * 1000))
+    except urllib3.exceptions.HTTPError as exc:
+        return HttpResult(None, "", f"{type(exc).__name__}: {exc}"[:500], int((time.monotonic() - started) * 1000))

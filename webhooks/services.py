@@ -1,0 +1,150 @@
+"""Writes of the webhooks app: events (the outbox), endpoints, the signing secret, resends and test events."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Merchant
+from config.api import timestamp
+from config.errors import InvalidState
+from config.ids import uuid7
+from webhooks import signing, ssrf
+from webhooks.models import Delivery, Event, EventType, WebhookEndpoint, WebhookSecret
+
+SECRET_ROTATION_GRACE = timedelta(hours=24)
+
+
+def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
+                 webhook_url: str | None = None, endpoints: list[WebhookEndpoint] | None = None) -> Event:
+    """Record an event and its deliveries inside the caller's transaction: they exist if and only if the change
+    commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost."""
+    now = timezone.now()
+    event_id = uuid7()
+    payload = {
+        "id": str(event_id), "type": type, "createdAt": timestamp(now), "livemode": livemode,
+        "apiVersion": settings.API_VERSION, "data": {"object": obj, "previousStatus": previous_status},
+    }
+    event = Event.objects.create(id=event_id, merchant=merchant, livemode=livemode, type=type,
+                                 object_id=str(obj.get("id", "")), payload=payload, created_at=now)
+    if endpoints is None:
+        endpoints = [e for e in WebhookEndpoint.objects.filter(merchant=merchant, livemode=livemode, enabled=True)
+                     if e.wants(type)]
+    targets: dict[str, WebhookEndpoint | None] = {}
+    if webhook_url:
+        targets[webhook_url] = None
+    for endpoint in endpoints:
+        targets.setdefault(endpoint.url, endpoint)
+    deliveries = Delivery.objects.bulk_create([
+        Delivery(event=event, merchant=merchant, livemode=livemode, endpoint=endpoint, url=url, next_attempt_at=now,
+                 created_at=now)
+        for url, endpoint in targets.items()
+    ])
+    if deliveries:
+        ids = [str(d.id) for d in deliveries]
+        transaction.on_commit(lambda: _enqueue(ids))
+    return event
+
+
+def _enqueue(delivery_ids: list[str]) -> None:
+    from webhooks.tasks import delivery_attempt
+
+    for delivery_id in delivery_ids:
+        try:
+            delivery_attempt.delay(delivery_id=delivery_id)
+        except Exception:  # the broker is down: the row is due, and the sweeper will enqueue it again
+            import logging
+
+            logging.getLogger(__name__).warning("webhooks.enqueue_failed", extra={"delivery_id": delivery_id})
+            return
+
+
+# --- Endpoints -------------------------------------------------------------------------------------------------------
+def _clean_event_types(event_types: list[str]) -> list[str]:
+    valid = {t for t in EventType.values}
+    return sorted({t for t in event_types if t in valid})
+
+
+def endpoint_create(*, merchant: Merchant, livemode: bool, url: str, event_types: list[str],
+                    description: str = "") -> WebhookEndpoint:
+    ssrf.webhook_url_validate(url, param="url")
+    return WebhookEndpoint.objects.create(merchant=merchant, livemode=livemode, url=url, description=description,
+                                          event_types=_clean_event_types(event_types))
+
+
+def endpoint_update(*, endpoint: WebhookEndpoint, url: str, event_types: list[str], description: str,
+                    enabled: bool) -> WebhookEndpoint:
+    ssrf.webhook_url_validate(url, param="url")
+    endpoint.url, endpoint.description, endpoint.enabled = url, description, enabled
+    endpoint.event_types = _clean_event_types(event_types)
+    endpoint.save(update_fields=["url", "description", "enabled", "event_types"])
+    return endpoint
+
+
+def event_send_test(*, endpoint: WebhookEndpoint) -> Event:
+    """A `webhook.test` event delivered to this endpoint only, whatever types it subscribed to."""
+    obj = {"id": str(endpoint.id), "object": "webhook_endpoint", "url": endpoint.url,
+           "message": "This is a test event sent from the dashboard."}
+    with transaction.atomic():
+        return event_record(merchant=endpoint.merchant, livemode=endpoint.livemode, type=EventType.WEBHOOK_TEST,
+                            obj=obj, endpoints=[endpoint])
+
+
+# --- Signing secret --------------------------------------------------------------------------------------------------
+def signing_secret_get_or_create(*, merchant: Merchant, livemode: bool) -> WebhookSecret:
+    secret, _ = WebhookSecret.objects.get_or_create(
+        merchant=merchant, livemode=livemode,
+        defaults={"secret_encrypted": signing.secret_encrypt(signing.secret_generate())})
+    return secret
+
+
+def signing_secret_reveal(*, merchant: Merchant, livemode: bool) -> str:
+    return signing.secret_decrypt(signing_secret_get_or_create(merchant=merchant, livemode=livemode).secret_encrypted)
+
+
+def signing_secret_rotate(*, merchant: Merchant, livemode: bool) -> str:
+    """A new secret signs from now on; the old one also signs for 24 hours so receivers can switch without loss."""
+    with transaction.atomic():
+        current = signing_secret_get_or_create(merchant=merchant, livemode=livemode)
+        current = WebhookSecret.objects.select_for_update().get(pk=current.pk)
+        new_secret = signing.secret_generate()
+        current.previous_secret_encrypted = current.secret_encrypted
+        current.secret_encrypted = signing.secret_encrypt(new_secret)
+        current.rotated_at = timezone.now()
+        current.save(update_fields=["previous_secret_encrypted", "secret_encrypted", "rotated_at"])
+    return new_secret
+
+
+def signing_secrets_active(*, merchant_id, livemode: bool) -> list[str]:
+    """The secrets that sign a delivery now: the current one, and the previous one within the grace period."""
+    row = WebhookSecret.objects.filter(merchant_id=merchant_id, livemode=livemode).first()
+    if row is None:
+        row = signing_secret_get_or_create(merchant=Merchant.objects.get(pk=merchant_id), livemode=livemode)
+    secrets_ = [signing.secret_decrypt(row.secret_encrypted)]
+    if row.previous_secret_encrypted and row.rotated_at and timezone.now() - row.rotated_at < SECRET_ROTATION_GRACE:
+        secrets_.append(signing.secret_decrypt(row.previous_secret_encrypted))
+    return secrets_
+
+
+# --- Deliveries ------------------------------------------------------------------------------------------------------
+def delivery_resend(*, delivery: Delivery) -> Delivery:
+    """Send a delivery again now, with a fresh retry schedule; its attempt history is kept."""
+    now = timezone.now()
+    with transaction.atomic():
+        updated = Delivery.objects.filter(pk=delivery.pk).exclude(
+            status=Delivery.Status.PENDING, locked_until__gt=now).update(
+            status=Delivery.Status.PENDING, failures=0, next_attempt_at=now, completed_at=None)
+        if not updated:
+            raise InvalidState("This delivery is being sent right now")
+        transaction.on_commit(lambda: _enqueue([str(delivery.pk)]))
+    delivery.refresh_from_db()
+    return delivery
+
+
+def events_purge(*, older_than: timedelta | None = None) -> int:
+    cutoff = timezone.now() - (older_than or timedelta(days=settings.EVENT_RETENTION_DAYS))
+    deleted, _ = Event.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

@@ -1,0 +1,149 @@
+"""Dashboard pages of webhooks: the signing secret, endpoints, deliveries with their attempts, resend, test events."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.views import merchant_required, refuse_if_suspended
+from config.errors import DomainError
+from webhooks import selectors, services
+from webhooks.forms import EndpointForm
+from webhooks.models import Delivery, WebhookEndpoint
+
+
+def _livemode(request: HttpRequest) -> bool:
+    return request.session.get("livemode", False)
+
+
+def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
+    endpoint = WebhookEndpoint.objects.filter(merchant=request.merchant, pk=endpoint_id).first()
+    if endpoint is None:
+        raise Http404
+    return endpoint
+
+
+def _render_page(request: HttpRequest, *, revealed_secret: str | None = None, form: EndpointForm | None = None,
+                 status: int = 200) -> HttpResponse:
+    endpoints = WebhookEndpoint.objects.filter(merchant=request.merchant, livemode=_livemode(request))
+    response = render(request, "webhooks/webhooks.html", {
+        "endpoints": endpoints.order_by("created_at"),
+        "form": form or EndpointForm(),
+        "revealed_secret": revealed_secret,
+    }, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@merchant_required
+def webhooks_page(request: HttpRequest) -> HttpResponse:
+    return _render_page(request)
+
+
+@require_POST
+@merchant_required
+def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
+    # A POST, so the secret is never in a URL, a browser history or an access log; the page is not cached.
+    secret = services.signing_secret_reveal(merchant=request.merchant, livemode=_livemode(request))
+    return _render_page(request, revealed_secret=secret)
+
+
+@require_POST
+@merchant_required
+def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    secret = services.signing_secret_rotate(merchant=request.merchant, livemode=_livemode(request))
+    messages.success(request, "Signing secret rotated. For 24 hours every webhook is signed with both the new and "
+                              "the old secret, so update your receiver now.")
+    return _render_page(request, revealed_secret=secret)
+
+
+@require_POST
+@merchant_required
+def endpoint_create(request: HttpRequest) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    form = EndpointForm(request.POST)
+    if form.is_valid():
+        try:
+            services.endpoint_create(merchant=request.merchant, livemode=_livemode(request),
+                                     url=form.cleaned_data["url"], event_types=form.cleaned_data["event_types"],
+                                     description=form.cleaned_data["description"])
+        except DomainError as error:
+            form.add_error("url", error.message)
+        else:
+            messages.success(request, "Endpoint added. Send it a test event to check your receiver.")
+            return redirect("dashboard:webhooks")
+    return _render_page(request, form=form, status=400)
+
+
+@merchant_required
+def endpoint_edit(request: HttpRequest, endpoint_id) -> HttpResponse:
+    endpoint = _endpoint(request, endpoint_id)
+    initial = {"url": endpoint.url, "description": endpoint.description, "event_types": endpoint.event_types,
+               "enabled": endpoint.enabled}
+    form = EndpointForm(request.POST or None, initial=initial)
+    if request.method == "POST":
+        if refusal := refuse_if_suspended(request):
+            return refusal
+        if form.is_valid():
+            try:
+                services.endpoint_update(endpoint=endpoint, **form.cleaned_data)
+            except DomainError as error:
+                form.add_error("url", error.message)
+            else:
+                messages.success(request, "Endpoint saved.")
+                return redirect("dashboard:webhooks")
+    return render(request, "webhooks/endpoint_edit.html", {"endpoint": endpoint, "form": form})
+
+
+@require_POST
+@merchant_required
+def endpoint_send_test(request: HttpRequest, endpoint_id) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    event = services.event_send_test(endpoint=_endpoint(request, endpoint_id))
+    messages.success(request, f"Test event {event.id} queued. Its delivery is listed below within seconds.")
+    return redirect("dashboard:deliveries")
+
+
+@merchant_required
+def deliveries(request: HttpRequest) -> HttpResponse:
+    status = request.GET.get("status") or None
+    if status not in (None, *Delivery.Status.values):
+        status = None
+    rows = selectors.delivery_list(merchant=request.merchant, livemode=_livemode(request), status=status)
+    page = Paginator(rows.order_by("-created_at", "-id"), 50).get_page(request.GET.get("page"))
+    return render(request, "webhooks/deliveries.html", {"page": page, "status": status,
+                                                         "statuses": Delivery.Status.values})
+
+
+@merchant_required
+def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
+    delivery = selectors.delivery_get(merchant=request.merchant, delivery_id=delivery_id)
+    if delivery is None:
+        raise Http404
+    return render(request, "webhooks/delivery_detail.html", {
+        "delivery": delivery, "attempts": delivery.attempt_log.all()[:100],
+    })
+
+
+@require_POST
+@merchant_required
+def delivery_resend(request: HttpRequest, delivery_id) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    delivery = selectors.delivery_get(merchant=request.merchant, delivery_id=delivery_id)
+    if delivery is None:
+        raise Http404
+    try:
+        services.delivery_resend(delivery=delivery)
+    except DomainError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, "Delivery queued again.")
+    return redirect("dashboard:delivery_detail", delivery_id=delivery.pk)
