@@ -234,6 +234,9 @@ WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", defau
 WEBHOOK_SWEEP_GRACE_SECONDS = env.float("WEBHOOK_SWEEP_GRACE_SECONDS", default=10.0)
 # Retries due within this many seconds are enqueued with a countdown; later ones are left to the sweeper.
 WEBHOOK_MAX_ETA_SECONDS = env.int("WEBHOOK_MAX_ETA_SECONDS", default=600)
+# A delivery succeeds on a 2xx answered in full within WEBHOOK_TIMEOUT_SECONDS, connecting within the other.
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_CONNECT_TIMEOUT_SECONDS = env.float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", default=3.0)
 EVENT_RETENTION_DAYS = 30
 WEBHOOK_RETRY_SCHEDULE = [
     int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE", default=["60", "300", "1800", "7200", "18000", "36000",

@@ -21,12 +21,13 @@ REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true
 
 def pytest_collection_modifyitems(config, items) -> None:
     on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
-    on_redis = settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
+    on_redis = settings.CACHES["default"]["BACKEND"].endswith("RedisCache") and settings.CELERY_BROKER_URL.startswith(
+        "redis://")
     for item in items:
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
         if "redis" in item.keywords and not on_redis:
-            item.add_marker(pytest.mark.skip(reason="needs Redis: set CACHE_URL=redis://..."))
+            item.add_marker(pytest.mark.skip(reason="needs Redis: set CACHE_URL and CELERY_BROKER_URL to redis://..."))
 
 
 @pytest.hookimpl(hookwrapper=True)

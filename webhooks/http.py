@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 import urllib3
+from django.conf import settings
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
@@ -16,8 +17,6 @@ from urllib3.util import connection as urllib3_connection
 
 from webhooks import ssrf
 
-CONNECT_TIMEOUT = 3.0
-TOTAL_TIMEOUT = 10.0
 RESPONSE_EXCERPT_BYTES = 2048
 
 
@@ -92,21 +91,24 @@ class HttpResult:
 
 
 def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
+    """POST once. Success is a 2xx answered in full within WEBHOOK_TIMEOUT_SECONDS; a 3xx is a failure."""
+    total_timeout = settings.WEBHOOK_TIMEOUT_SECONDS
     started = time.monotonic()
     try:
         response = manager().request(
             "POST", url, body=body, headers=headers, redirect=False, preload_content=False,
-            timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TOTAL_TIMEOUT), retries=False)
+            timeout=urllib3.Timeout(connect=settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS, read=total_timeout),
+            retries=False)
         try:
             excerpt = response.read(RESPONSE_EXCERPT_BYTES, decode_content=True) or b""
             # Drain what is left (bounded by the total timeout) so the connection can be reused.
             for _ in response.stream(65536, decode_content=False):
-                if time.monotonic() - started > TOTAL_TIMEOUT:
+                if time.monotonic() - started > total_timeout:
                     break
         finally:
             response.release_conn()
         duration = time.monotonic() - started
-        error = f"timeout: no complete answer within {TOTAL_TIMEOUT:.0f} s" if duration > TOTAL_TIMEOUT else ""
+        error = f"timeout: no complete answer within {total_timeout:g} s" if duration > total_timeout else ""
         if 300 <= response.status < 400 and not error:
             error = f"redirect to {response.headers.get('Location', '?')[:200]} not followed"
         return HttpResult(status=response.status, body_excerpt=excerpt.decode("utf-8", "replace"), error=error,
