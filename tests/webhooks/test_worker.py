@@ -1,0 +1,228 @@
+"""Delivery by a real Celery worker (a separate process) over Redis, to a local receiver, and its faults.
+
+The worker and the beat scheduler run against the test database, with the retry schedule, the lease and the sweep
+interval shortened through their environment variables so that hours of production behaviour take seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection, transaction
+from standardwebhooks.webhooks import Webhook
+
+from config.celery import app as celery_app
+from tests.factories import MerchantFactory
+from tests.webhooks.receiver import start_receiver
+from webhooks import services
+from webhooks.models import Delivery
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+
+SCHEDULE = [1, 2, 3]
+
+
+class Processes:
+    """The worker and the scheduler, started and killed as an operator (or a crash) would."""
+
+    def __init__(self, environment: dict):
+        self.environment = environment
+        self.workdir = tempfile.mkdtemp(prefix="celery-test-")
+        self.worker: subprocess.Popen | None = None
+        self.beat: subprocess.Popen | None = None
+
+    def _spawn(self, *args: str) -> subprocess.Popen:
+        log = open(Path(self.workdir) / f"{args[0]}.log", "ab")  # closed when the test process ends
+        return subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", *args], env=self.environment,
+                                cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT)
+
+    def start_worker(self) -> None:
+        self.worker = self._spawn("worker", "--pool", "threads", "--concurrency", "8", "--loglevel", "WARNING",
+                                  "--without-gossip", "--without-mingle", "--without-heartbeat")
+
+    def start_beat(self) -> None:
+        self.beat = self._spawn("beat", "--loglevel", "WARNING", "--schedule", f"{self.workdir}/beat-schedule")
+
+    def kill_worker(self) -> None:
+        self.worker.send_signal(signal.SIGKILL)
+        self.worker.wait(timeout=10)
+
+    def stop(self) -> None:
+        for process in (self.worker, self.beat):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+                process.wait(timeout=10)
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-3000:] for p in Path(self.workdir).glob("*.log"))
+
+
+@pytest.fixture
+def receiver():
+    server = start_receiver()
+    yield server
+    server.server.shutdown()
+
+
+@pytest.fixture
+def processes(transactional_db, settings):
+    db = connection.settings_dict
+    environment = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "SECRET_KEY": settings.SECRET_KEY,
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
+        "WEBHOOKS_ALLOW_HTTP": "true",
+        "WEBHOOK_RETRY_SCHEDULE": ",".join(str(s) for s in SCHEDULE),
+        "WEBHOOK_SWEEP_INTERVAL_SECONDS": "1",
+        "WEBHOOK_SWEEP_GRACE_SECONDS": "2",
+        "WEBHOOK_DELIVERY_LEASE_SECONDS": "4",
+        "WEBHOOK_TIMEOUT_SECONDS": "1",
+        "WEBHOOK_CONNECT_TIMEOUT_SECONDS": "1",
+        "LOG_LEVEL": "WARNING",
+        "CONN_MAX_AGE": "0",
+    }
+    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
+    settings.WEBHOOKS_ALLOW_HTTP = True
+    celery_app.control.purge()
+    running = Processes(environment)
+    yield running
+    running.stop()
+
+
+def record(merchant, url: str, n: int = 0):
+    with transaction.atomic():
+        return services.event_record(merchant=merchant, livemode=False, type="payin.paid",
+                                     obj={"id": f"charge-{n}", "status": "PAID", "amount": 100 + n},
+                                     previous_status="PENDING", webhook_url=url)
+
+
+def verified(secret: str, request) -> dict:
+    return Webhook(secret).verify(request.body, {k: request.headers[k] for k in
+                                                 ("webhook-id", "webhook-timestamp", "webhook-signature")})
+
+
+def wait_delivery_status(delivery: Delivery, status: str, timeout: float = 20) -> Delivery:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        delivery.refresh_from_db()
+        if delivery.status == status:
+            return delivery
+        time.sleep(0.1)
+    return delivery
+
+
+def test_end_to_end_delivery_with_a_valid_signature(processes, receiver):
+    processes.start_worker()
+    merchant = MerchantFactory()
+    secret = services.signing_secret_reveal(merchant=merchant, livemode=False)
+
+    event = record(merchant, receiver.url("/ok"))
+
+    assert receiver.wait_for(lambda: receiver.received("/ok"), timeout=20), processes.logs()
+    request = receiver.received("/ok")[0]
+    assert request.headers["webhook-id"] == str(event.id)
+    assert verified(secret, request) == event.payload
+    delivery = wait_delivery_status(Delivery.objects.get(event=event), "SUCCEEDED")
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("SUCCEEDED", 1, 200)
+
+
+def test_retries_on_500_follow_the_schedule_with_one_webhook_id(processes, receiver):
+    processes.start_worker()
+    processes.start_beat()
+    merchant = MerchantFactory()
+
+    event = record(merchant, receiver.url("/fail"))
+
+    assert receiver.wait_for(lambda: len(receiver.received("/fail")) == 4, timeout=30), processes.logs()
+    delivery = wait_delivery_status(Delivery.objects.get(event=event), "FAILED")
+    requests = receiver.received("/fail")
+    gaps = [later.at - earlier.at for earlier, later in itertools.pairwise(requests)]
+    for gap, planned in zip(gaps, SCHEDULE, strict=True):
+        assert planned * 0.9 - 0.3 <= gap <= planned * 1.1 + 1.5, gaps
+    assert {r.headers["webhook-id"] for r in requests} == {str(event.id)}
+    assert (delivery.status, delivery.attempts, delivery.failures) == ("FAILED", 4, 4)
+    time.sleep(1.5)
+    assert len(receiver.received("/fail")) == 4  # nothing after the schedule is over
+
+
+def test_410_stops_retries(processes, receiver):
+    processes.start_worker()
+    processes.start_beat()
+
+    event = record(MerchantFactory(), receiver.url("/gone"))
+
+    delivery = wait_delivery_status(Delivery.objects.get(event=event), "FAILED")
+    time.sleep(SCHEDULE[0] + 1.5)
+    assert len(receiver.received("/gone")) == 1
+    assert (delivery.status, delivery.last_status_code) == ("FAILED", 410)
+
+
+def test_a_redirect_is_a_failure_and_its_target_is_never_requested(processes, receiver):
+    processes.start_worker()
+    processes.start_beat()
+
+    event = record(MerchantFactory(), receiver.url("/redirect"))
+
+    delivery = wait_delivery_status(Delivery.objects.get(event=event), "FAILED", timeout=30)
+    assert delivery.status == "FAILED"
+    assert len(receiver.received("/redirect")) == 4
+    assert receiver.received("/redirect-target") == []
+    assert set(delivery.attempt_log.values_list("status_code", flat=True)) == {302}
+
+
+def test_a_receiver_slower_than_the_timeout_is_retried(processes, receiver):
+    processes.start_worker()
+
+    event = record(MerchantFactory(), receiver.url("/slow/2"))
+
+    assert receiver.wait_for(lambda: len(receiver.received("/slow/2")) >= 2, timeout=20), processes.logs()
+    attempt = Delivery.objects.get(event=event).attempt_log.order_by("attempted_at").first()
+    assert attempt.status_code is None or attempt.error.startswith("timeout")
+    assert attempt.error
+
+
+def test_no_event_is_lost_when_the_worker_is_killed_twice_and_the_broker_flushed(processes, receiver):
+    """300 events; the worker is SIGKILLed twice (once mid-delivery) and the broker's database flushed once:
+    every event still reaches the receiver, validly signed."""
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    processes.start_worker()
+    processes.start_beat()
+    merchant = MerchantFactory()
+    secret = services.signing_secret_reveal(merchant=merchant, livemode=False)
+    url = receiver.url("/ok")
+    events = []
+
+    for n in range(100):
+        events.append(record(merchant, url, n))
+    processes.kill_worker()  # some of the first hundred are in flight or queued
+    for n in range(100, 200):
+        events.append(record(merchant, url, n))
+    broker.flushdb()  # every queued message is gone
+    processes.start_worker()
+    for n in range(200, 300):
+        events.append(record(merchant, url, n))
+        if n == 250:
+            processes.kill_worker()
+            processes.start_worker()
+
+    expected = {str(e.id) for e in events}
+    delivered = lambda: {r.headers["webhook-id"] for r in receiver.received("/ok")} >= expected  # noqa: E731
+    assert receiver.wait_for(delivered, timeout=120), (
+        f"{len(expected - {r.headers['webhook-id'] for r in receiver.received('/ok')})} missing\n{processes.logs()}")
+    requests = receiver.received("/ok")
+    for request in requests:
+        assert verified(secret, request)["id"] == request.headers["webhook-id"]
+    duplicates = len(requests) - len({r.headers["webhook-id"] for r in requests})
+    print(f"fault test: {len(expected)} events, {len(requests)} deliveries received, {duplicates} duplicates")
