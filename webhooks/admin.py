@@ -1,0 +1,67 @@
+"""Staff views of events and deliveries: read-only, with resend for deliveries."""
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from config.errors import DomainError
+from webhooks import services
+from webhooks.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "type", "merchant", "livemode", "object_id"]
+    list_filter = ["type", "livemode"]
+    search_fields = ["=id", "=object_id", "merchant__name"]
+    list_select_related = ["merchant"]
+
+
+class DeliveryAttemptInline(admin.TabularInline):
+    model = DeliveryAttempt
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ["attempted_at", "status_code", "error", "duration_ms", "response_excerpt"]
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "event", "url", "status", "attempts", "last_status_code", "next_attempt_at"]
+    list_filter = ["status", "livemode"]
+    search_fields = ["=id", "=event__id", "url", "merchant__name"]
+    list_select_related = ["event"]
+    inlines = [DeliveryAttemptInline]
+    actions = ["resend"]
+
+    @admin.action(description="Resend the selected deliveries now")
+    def resend(self, request: HttpRequest, queryset: QuerySet) -> None:
+        sent = 0
+        for delivery in queryset:
+            try:
+                services.delivery_resend(delivery=delivery)
+                sent += 1
+            except DomainError as error:
+                messages.error(request, f"{delivery}: {error.message}")
+        if sent:
+            messages.success(request, f"{sent} deliveries queued again.")
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ReadOnlyAdmin):
+    list_display = ["url", "merchant", "livemode", "enabled", "created_at"]
+    list_filter = ["livemode", "enabled"]
+    search_fields = ["url", "merchant__name"]
