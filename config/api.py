@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from django.db.models import Q, QuerySet
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model, Q, QuerySet
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import UnknownField, ValidationFailed
+from config.errors import ValidationFailed, validation_error
 
 
 # --- Strict input ----------------------------------------------------------------------------------------------------
@@ -92,12 +93,16 @@ def _encode_cursor(created_at: datetime, pk: Any) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+def _decode_cursor(cursor: str, model: type[Model]) -> tuple[datetime, Any]:
+    """The position a cursor names, or 400 for anything this API did not write (a forged id must not reach SQL)."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         created_at, pk = json.loads(raw)
-        return datetime.fromisoformat(created_at), str(pk)
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
+        created_at = datetime.fromisoformat(created_at)
+        if created_at.tzinfo is None or not isinstance(pk, str):  # we always write the id as a string
+            raise ValueError("not a cursor")
+        return created_at, model._meta.pk.to_python(pk)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, DjangoValidationError) as exc:
         raise ValidationFailed(param="cursor", details=[
             {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}
         ]) from exc
@@ -122,7 +127,7 @@ def paginate(queryset: QuerySet, *, params: dict, serialize: Callable[[Any], dic
     limit = parse_limit(params.get("limit"))
     cursor = params.get("cursor")
     if cursor:
-        created_at, pk = _decode_cursor(cursor)
+        created_at, pk = _decode_cursor(cursor, queryset.model)
         queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk))
     rows = list(queryset.order_by("-created_at", "-pk")[: limit + 1])
     has_more = len(rows) > limit
@@ -134,7 +139,7 @@ def paginate(queryset: QuerySet, *, params: dict, serialize: Callable[[Any], dic
 def reject_unknown_params(params: Iterable[str], allowed: set[str]) -> None:
     unknown = sorted(set(params) - allowed - {"limit", "cursor"})
     if unknown:
-        raise UnknownField(details=[
+        raise validation_error([
             {"param": name, "code": "unknown_field", "message": f"Unknown query parameter '{name}'."}
             for name in unknown
         ])

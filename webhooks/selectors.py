@@ -37,5 +37,6 @@ def delivery_list(*, merchant: Merchant, livemode: bool, status: str | None = No
     return deliveries
 
 
-def delivery_get(*, merchant: Merchant, delivery_id) -> Delivery | None:
-    return Delivery.objects.filter(merchant=merchant, pk=delivery_id).select_related("event", "endpoint").first()
+def delivery_get(*, merchant: Merchant, livemode: bool, delivery_id) -> Delivery | None:
+    return (Delivery.objects.filter(merchant=merchant, livemode=livemode, pk=delivery_id)
+            .select_related("event", "endpoint").first())

@@ -146,5 +146,5 @@ def delivery_resend(*, delivery: Delivery) -> Delivery:
 
 def events_purge(*, older_than: timedelta | None = None) -> int:
     cutoff = timezone.now() - (older_than or timedelta(days=settings.EVENT_RETENTION_DAYS))
-    deleted, _ = Event.objects.filter(created_at__lt=cutoff).delete()
-    return deleted
+    _, deleted = Event.objects.filter(created_at__lt=cutoff).delete()
+    return deleted.get(Event._meta.label, 0)

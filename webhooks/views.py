@@ -20,7 +20,8 @@ def _livemode(request: HttpRequest) -> bool:
 
 
 def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
-    endpoint = WebhookEndpoint.objects.filter(merchant=request.merchant, pk=endpoint_id).first()
+    endpoint = WebhookEndpoint.objects.filter(merchant=request.merchant, livemode=_livemode(request),
+                                              pk=endpoint_id).first()
     if endpoint is None:
         raise Http404
     return endpoint
@@ -124,7 +125,7 @@ def deliveries(request: HttpRequest) -> HttpResponse:
 
 @merchant_required
 def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
-    delivery = selectors.delivery_get(merchant=request.merchant, delivery_id=delivery_id)
+    delivery = selectors.delivery_get(merchant=request.merchant, livemode=_livemode(request), delivery_id=delivery_id)
     if delivery is None:
         raise Http404
     return render(request, "webhooks/delivery_detail.html", {
@@ -137,7 +138,7 @@ def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
 def delivery_resend(request: HttpRequest, delivery_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
-    delivery = selectors.delivery_get(merchant=request.merchant, delivery_id=delivery_id)
+    delivery = selectors.delivery_get(merchant=request.merchant, livemode=_livemode(request), delivery_id=delivery_id)
     if delivery is None:
         raise Http404
     try:
