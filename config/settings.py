@@ -155,7 +155,6 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = _https
 SECURE_HSTS_PRELOAD = _https
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 # --- Files, i18n ---------------------------------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

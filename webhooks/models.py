@@ -55,7 +55,7 @@ class WebhookEndpoint(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="webhook_endpoints")
     livemode = models.BooleanField()
-    url = models.URLField(max_length=2048)
+    url = models.CharField(max_length=2048)
     description = models.CharField(max_length=200, blank=True)
     event_types = models.JSONField(default=list, blank=True)
     enabled = models.BooleanField(default=True)
@@ -103,7 +103,7 @@ class Delivery(models.Model):
     livemode = models.BooleanField()
     endpoint = models.ForeignKey(WebhookEndpoint, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="deliveries")
-    url = models.URLField(max_length=2048)
+    url = models.CharField(max_length=2048)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     # Failed attempts since the schedule (re)started: a manual resend starts the schedule again.
@@ -129,7 +129,7 @@ class Delivery(models.Model):
 class DeliveryAttempt(models.Model):
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
     attempted_at = models.DateTimeField(default=timezone.now)
-    url = models.URLField(max_length=2048)
+    url = models.CharField(max_length=2048)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
