@@ -183,6 +183,9 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@pagamentos.
 API_MAX_BODY_BYTES = 64 * 1024
 API_RATE_LIMIT = env.int("API_RATE_LIMIT", default=100)
 API_AUTH_FAILURES_PER_MINUTE = env.int("API_AUTH_FAILURES_PER_MINUTE", default=20)
+# How many proxies (load balancers) append to X-Forwarded-For in front of the web processes: the client address
+# used for the failed-authentication limit is read that many entries from its right. 0: REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 IDEMPOTENCY_KEY_TTL_HOURS = 24
 # An Idempotency-Key whose request has been "in progress" this long is taken to belong to a dead process.
 IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 60

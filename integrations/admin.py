@@ -1,7 +1,9 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from integrations.models import ApiKey
+from integrations.services import apikey_revoke
 
 
 @admin.register(ApiKey)
@@ -15,5 +17,15 @@ class ApiKeyAdmin(admin.ModelAdmin):
               "revoked_at"]
     readonly_fields = fields
 
+    actions = ["revoke"]
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.action(description="Revoke the selected key pairs")
+    def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
+        revoked = 0
+        for api_key in queryset.filter(revoked_at__isnull=True):
+            apikey_revoke(api_key=api_key)
+            revoked += 1
+        messages.success(request, f"{revoked} key pair{'s' if revoked != 1 else ''} revoked.")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import re
 
+from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
@@ -15,6 +17,9 @@ from integrations.models import ApiKey
 from integrations.services import apikey_touch
 
 logger = logging.getLogger(__name__)
+
+
+PUBLIC_KEY_PATTERN = re.compile(rf"pk_(test|live)_[0-9A-Za-z]{{{keys.PUBLIC_KEY_LENGTH}}}")
 
 
 class ApiClient:
@@ -32,6 +37,13 @@ class ApiClient:
 
 
 def client_ip(request: Request) -> str:
+    """The caller's address. Behind TRUSTED_PROXY_COUNT proxies (the load balancer) it is the entry that many places
+    from the right of X-Forwarded-For: entries further left were written by the client and prove nothing."""
+    proxies = settings.TRUSTED_PROXY_COUNT
+    if proxies:
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+        if len(forwarded) >= proxies:
+            return forwarded[-proxies]
     return request.META.get("REMOTE_ADDR", "")
 
 
@@ -88,12 +100,15 @@ class ApiKeyAuthentication(BaseAuthentication):
         return ApiClient(api_key), api_key
 
     def _verified_key(self, public_key: str, secret_key: str) -> ApiKey:
-        api_key = ApiKey.objects.select_related("merchant").filter(public_key=public_key).first()
+        # Only what looks like a public key reaches the database: a client that swapped its pair must not put its
+        # secret into a query (and from there into a database server's statement log).
+        shaped = PUBLIC_KEY_PATTERN.fullmatch(public_key) is not None
+        api_key = ApiKey.objects.select_related("merchant").filter(public_key=public_key).first() if shaped else None
         # Compare against a digest even for an unknown key, so timing does not tell which public keys exist.
         digest = api_key.secret_digest if api_key else "0" * 64
         if not keys.secret_matches(secret_key, digest) or api_key is None or api_key.revoked_at is not None:
             # Only something shaped like a public key is logged: a client that swapped the pair must not leak it.
-            shown = public_key[:40] if public_key.startswith(("pk_test_", "pk_live_")) else "(not a public key)"
+            shown = public_key if shaped else "(not a public key)"
             logger.info("api.authentication_failed", extra={"public_key": shown})
             raise InvalidApiKey()
         # A public key of one mode with a secret of the other cannot match (the pair is generated together), so the

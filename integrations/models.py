@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.utils import timezone
 
@@ -44,10 +45,10 @@ class IdempotencyKey(models.Model):
     livemode = models.BooleanField()
     key = models.CharField(max_length=255)
     method = models.CharField(max_length=8)
-    path = models.CharField(max_length=255)
+    path = models.TextField()
     body_digest = models.CharField(max_length=64)
     response_status = models.PositiveSmallIntegerField(null=True)
-    response_body = models.JSONField(null=True)
+    response_body = models.JSONField(null=True, encoder=DjangoJSONEncoder)
     created_at = models.DateTimeField(default=timezone.now)
     locked_at = models.DateTimeField(null=True, help_text="Set while the first request is still running.")
 

@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 
 from config.errors import RateLimited
 from integrations.models import ApiKey
@@ -26,9 +27,11 @@ class RateLimitState:
 
 
 def _redis_client():
-    client = getattr(cache, "_cache", None)
-    get_client = getattr(client, "get_client", None)
-    return get_client(write=True) if get_client and type(cache).__name__ == "RedisCache" else None
+    """The raw Redis client behind the default cache, or None when the cache is not Redis."""
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        return backend._cache.get_client(write=True)
+    return None
 
 
 def _hit(key: str, window: int) -> int:
