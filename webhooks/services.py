@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -118,8 +119,25 @@ def signing_secret_rotate(*, merchant: Merchant, livemode: bool) -> str:
     return new_secret
 
 
-def signing_secrets_active(*, merchant_id, livemode: bool) -> list[str]:
+# Per worker process, for SECRETS_CACHE_SECONDS: a busy worker signs hundreds of deliveries a second for a handful of
+# merchants, and a rotation reaches every worker within that time (both secrets sign for 24 h after it anyway).
+SECRETS_CACHE_SECONDS = 2.0
+_secrets_cache: dict[tuple[str, bool], tuple[float, list[str]]] = {}
+
+
+def signing_secrets_active(*, merchant_id, livemode: bool, cached: bool = False) -> list[str]:
     """The secrets that sign a delivery now: the current one, and the previous one within the grace period."""
+    key = (str(merchant_id), livemode)
+    if cached:
+        hit = _secrets_cache.get(key)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+    secrets_ = _signing_secrets_load(merchant_id=merchant_id, livemode=livemode)
+    _secrets_cache[key] = (time.monotonic() + SECRETS_CACHE_SECONDS, secrets_)
+    return secrets_
+
+
+def _signing_secrets_load(*, merchant_id, livemode: bool) -> list[str]:
     row = WebhookSecret.objects.filter(merchant_id=merchant_id, livemode=livemode).first()
     if row is None:
         row = signing_secret_get_or_create(merchant=Merchant.objects.get(pk=merchant_id), livemode=livemode)

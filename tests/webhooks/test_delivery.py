@@ -204,3 +204,17 @@ def test_sweeper_enqueues_only_overdue_unleased_deliveries(receiver, monkeypatch
     assert count == 1
     assert enqueued == [str(overdue.pk)]
     assert just_due.pk not in enqueued
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claims_of_one_delivery_have_one_winner():
+    from tests.conftest import run_in_threads
+
+    row = record("http://127.0.0.1:9/hook")
+
+    claims = run_in_threads(20, lambda i: engine.delivery_claim(delivery_id=str(row.id)))
+
+    assert sum(c is not None for c in claims) == 1
+    row.refresh_from_db()
+    assert row.attempts == 1
