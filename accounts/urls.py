@@ -25,7 +25,6 @@ urlpatterns = [
     path("integrations/", integration_views.integrations, name="integrations"),
     path("integrations/keys/", integration_views.apikey_create_view, name="apikey_create"),
     path("integrations/keys/<uuid:key_id>/revoke/", integration_views.apikey_revoke_view, name="apikey_revoke"),
-    path("webhooks/", webhook_views.webhooks_page, name="webhooks"),
     path("webhooks/secret/reveal/", webhook_views.signing_secret_reveal, name="signing_secret_reveal"),
     path("webhooks/secret/rotate/", webhook_views.signing_secret_rotate, name="signing_secret_rotate"),
     path("webhooks/endpoints/", webhook_views.endpoint_create, name="endpoint_create"),

@@ -32,14 +32,31 @@ def _new_form(request: HttpRequest, **initial) -> ApiKeyForm:
     return ApiKeyForm(initial={"nonce": request.session[FORM_NONCE], **initial})
 
 
+def render_integrations_page(request: HttpRequest, *, new_key: ApiKey | None = None, new_secret: str | None = None,
+                             revealed_signing_secret: str | None = None, endpoint_form=None,
+                             status: int = 200) -> HttpResponse:
+    """The Integrations page: key pairs, the webhook signing secret and the webhook endpoints of the current mode.
+    Secrets appear only in the answer to the POST that created or revealed them, never stored, never cached."""
+    from webhooks.forms import EndpointForm
+    from webhooks.selectors import endpoint_list
+
+    livemode = request.session.get("livemode", False)
+    response = render(request, "integrations/integrations.html", {
+        "form": _new_form(request, mode="live" if livemode else "test"),
+        "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),
+        "new_key": new_key, "new_secret": new_secret,
+        "endpoints": endpoint_list(merchant=request.merchant, livemode=livemode),
+        "endpoint_form": endpoint_form or EndpointForm(),
+        "revealed_secret": revealed_signing_secret,
+    }, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 @never_cache
 @merchant_required
 def integrations(request: HttpRequest) -> HttpResponse:
-    livemode = request.session.get("livemode", False)
-    return render(request, "integrations/integrations.html", {
-        "form": _new_form(request, mode="live" if livemode else "test"),
-        "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),
-    })
+    return render_integrations_page(request)
 
 
 @never_cache
@@ -61,12 +78,7 @@ def apikey_create_view(request: HttpRequest) -> HttpResponse:
         messages.error(request, error.message)
         return redirect("dashboard:integrations")
     # Rendered straight from the POST, never stored: after this response the secret exists only with the merchant.
-    response = render(request, "integrations/integrations.html", {
-        "form": _new_form(request), "new_key": api_key, "new_secret": secret_key,
-        "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),
-    })
-    response["Cache-Control"] = "no-store"
-    return response
+    return render_integrations_page(request, new_key=api_key, new_secret=secret_key)
 
 
 @require_POST

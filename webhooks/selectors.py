@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 
 from accounts.models import Merchant
 from config.errors import NotFound, ValidationFailed
-from webhooks.models import Delivery, Event, EventType
+from webhooks.models import Delivery, Event, EventType, WebhookEndpoint
 
 
 def event_get(*, merchant: Merchant, livemode: bool, event_id: str) -> Event:
@@ -25,6 +25,10 @@ def event_list(*, merchant: Merchant, livemode: bool, type: str | None = None,
     if object_id is not None:
         events = events.filter(object_id=object_id)
     return events
+
+
+def endpoint_list(*, merchant: Merchant, livemode: bool) -> QuerySet[WebhookEndpoint]:
+    return WebhookEndpoint.objects.filter(merchant=merchant, livemode=livemode).order_by("created_at")
 
 
 def delivery_list(*, merchant: Merchant, livemode: bool, status: str | None = None,

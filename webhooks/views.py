@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
 from config.errors import DomainError
+from integrations.views import render_integrations_page
 from webhooks import selectors, services
 from webhooks.forms import EndpointForm
 from webhooks.models import Delivery, WebhookEndpoint
@@ -27,29 +28,12 @@ def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
     return endpoint
 
 
-def _render_page(request: HttpRequest, *, revealed_secret: str | None = None, form: EndpointForm | None = None,
-                 status: int = 200) -> HttpResponse:
-    endpoints = WebhookEndpoint.objects.filter(merchant=request.merchant, livemode=_livemode(request))
-    response = render(request, "webhooks/webhooks.html", {
-        "endpoints": endpoints.order_by("created_at"),
-        "form": form or EndpointForm(),
-        "revealed_secret": revealed_secret,
-    }, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@merchant_required
-def webhooks_page(request: HttpRequest) -> HttpResponse:
-    return _render_page(request)
-
-
 @require_POST
 @merchant_required
 def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
     # A POST, so the secret is never in a URL, a browser history or an access log; the page is not cached.
     secret = services.signing_secret_reveal(merchant=request.merchant, livemode=_livemode(request))
-    return _render_page(request, revealed_secret=secret)
+    return render_integrations_page(request, revealed_signing_secret=secret)
 
 
 @require_POST
@@ -60,7 +44,7 @@ def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
     secret = services.signing_secret_rotate(merchant=request.merchant, livemode=_livemode(request))
     messages.success(request, "Signing secret rotated. For 24 hours every webhook is signed with both the new and "
                               "the old secret, so update your receiver now.")
-    return _render_page(request, revealed_secret=secret)
+    return render_integrations_page(request, revealed_signing_secret=secret)
 
 
 @require_POST
@@ -78,8 +62,8 @@ def endpoint_create(request: HttpRequest) -> HttpResponse:
             form.add_error("url", error.message)
         else:
             messages.success(request, "Endpoint added. Send it a test event to check your receiver.")
-            return redirect("dashboard:webhooks")
-    return _render_page(request, form=form, status=400)
+            return redirect("dashboard:integrations")
+    return render_integrations_page(request, endpoint_form=form, status=400)
 
 
 @merchant_required
@@ -98,7 +82,7 @@ def endpoint_edit(request: HttpRequest, endpoint_id) -> HttpResponse:
                 form.add_error("url", error.message)
             else:
                 messages.success(request, "Endpoint saved.")
-                return redirect("dashboard:webhooks")
+                return redirect("dashboard:integrations")
     return render(request, "webhooks/endpoint_edit.html", {"endpoint": endpoint, "form": form})
 
 

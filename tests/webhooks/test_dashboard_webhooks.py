@@ -57,7 +57,7 @@ def page_text(response) -> str:
 
 
 def switch_mode(client: Client, mode: str) -> None:
-    response = client.post("/dashboard/mode/", {"mode": mode, "next": "/dashboard/webhooks/"})
+    response = client.post("/dashboard/mode/", {"mode": mode, "next": "/dashboard/integrations/"})
     assert response.status_code == 302
 
 
@@ -107,9 +107,9 @@ def test_the_page_lists_only_the_endpoints_of_the_sessions_mode(dashboard, merch
     live = endpoint(merchant, url="https://hooks.example.com/live", livemode=True)
     endpoint(other_merchant, url="https://hooks.example.com/not-mine")
 
-    test_page = dashboard.get("/dashboard/webhooks/")
+    test_page = dashboard.get("/dashboard/integrations/")
     switch_mode(dashboard, "live")
-    live_page = dashboard.get("/dashboard/webhooks/")
+    live_page = dashboard.get("/dashboard/integrations/")
 
     assert test_page.status_code == 200
     assert list(test_page.context["endpoints"]) == [first, second]
@@ -130,7 +130,7 @@ def test_adding_an_endpoint(dashboard, merchant, dns):
     response = dashboard.post("/dashboard/webhooks/endpoints/", form)
 
     assert response.status_code == 302
-    assert response.url == "/dashboard/webhooks/"
+    assert response.url == "/dashboard/integrations/"
     created = WebhookEndpoint.objects.get()
     assert (created.merchant_id, created.livemode, created.url, created.description, created.event_types,
             created.enabled) == (merchant.pk, False, "https://example.com/hook", "Orders server",
@@ -166,7 +166,7 @@ def test_a_refused_url_is_shown_beside_the_url_field_and_creates_nothing(dashboa
     response = dashboard.post("/dashboard/webhooks/endpoints/", {"url": url, "description": "x"})
 
     assert response.status_code == 400
-    assert response.context["form"].errors == {"url": [f"The webhook URL is not accepted: {reason}"]}
+    assert response.context["endpoint_form"].errors == {"url": [f"The webhook URL is not accepted: {reason}"]}
     assert url_error(reason) in page_text(response)
     assert WebhookEndpoint.objects.count() == 0
 
@@ -197,7 +197,7 @@ def test_an_empty_url_is_required(dashboard):
     response = dashboard.post("/dashboard/webhooks/endpoints/", {"url": ""})
 
     assert response.status_code == 400
-    assert response.context["form"].errors == {"url": ["This field is required."]}
+    assert response.context["endpoint_form"].errors == {"url": ["This field is required."]}
     assert WebhookEndpoint.objects.count() == 0
 
 
@@ -219,7 +219,7 @@ def test_editing_changes_the_url_and_types_and_disables(dashboard, merchant, dns
     response = dashboard.post(f"/dashboard/webhooks/endpoints/{row.pk}/", form)
 
     assert response.status_code == 302
-    assert response.url == "/dashboard/webhooks/"
+    assert response.url == "/dashboard/integrations/"
     row.refresh_from_db()
     assert (row.url, row.description, row.event_types, row.enabled, row.livemode) == (
         "https://new.example.com/hook", "New", ["payin.refunded"], False, False)
@@ -439,11 +439,11 @@ def test_resending_while_a_worker_holds_the_lease_is_refused_and_changes_nothing
 
 # --- Signing secret --------------------------------------------------------------------------------------------------
 def test_the_page_never_contains_the_signing_secret(dashboard, merchant):
-    before_any_secret = dashboard.get("/dashboard/webhooks/")
+    before_any_secret = dashboard.get("/dashboard/integrations/")
     dashboard.post("/dashboard/webhooks/secret/reveal/")
     dashboard.post("/dashboard/webhooks/secret/rotate/")
 
-    after_a_reveal_and_a_rotation = dashboard.get("/dashboard/webhooks/")
+    after_a_reveal_and_a_rotation = dashboard.get("/dashboard/integrations/")
 
     assert before_any_secret.status_code == 200
     assert "whsec_" not in page_text(before_any_secret)
@@ -551,7 +551,7 @@ def test_every_form_needs_the_csrf_token(merchant, enqueued, path):
 def test_a_form_with_the_csrf_token_is_accepted(merchant):
     client = Client(enforce_csrf_checks=True)
     client.force_login(merchant.owner)
-    client.get("/dashboard/webhooks/")
+    client.get("/dashboard/integrations/")
     token = client.cookies["csrftoken"].value
 
     response = client.post("/dashboard/webhooks/endpoints/", {"url": "https://example.com/hook",
@@ -632,7 +632,7 @@ def test_a_suspended_merchant_cannot_send_a_test_event(dashboard, suspended, enq
 def test_a_suspended_merchant_still_sees_the_pages(dashboard, suspended):
     row = delivery(suspended, status="FAILED")
 
-    pages = [dashboard.get(path) for path in ("/dashboard/webhooks/", "/dashboard/webhooks/deliveries/",
+    pages = [dashboard.get(path) for path in ("/dashboard/integrations/", "/dashboard/webhooks/deliveries/",
                                               f"/dashboard/webhooks/deliveries/{row.pk}/")]
 
     assert [page.status_code for page in pages] == [200, 200, 200]
@@ -641,7 +641,7 @@ def test_a_suspended_merchant_still_sees_the_pages(dashboard, suspended):
 def test_the_pages_need_a_login(client, merchant):
     row = delivery(merchant, status="FAILED")
 
-    responses = [client.get(path) for path in ("/dashboard/webhooks/", "/dashboard/webhooks/deliveries/",
+    responses = [client.get(path) for path in ("/dashboard/integrations/", "/dashboard/webhooks/deliveries/",
                                                f"/dashboard/webhooks/deliveries/{row.pk}/")]
     reveal = client.post("/dashboard/webhooks/secret/reveal/")
 
