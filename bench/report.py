@@ -1,0 +1,178 @@
+"""Turning the load generator's raw measurements into figures, the table on stdout and bench/results/latest.json."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+from scenarios import Scenario
+
+COLUMNS = ("endpoint", "requests", "req/s", "p50 ms", "p99 ms", "errors", "ratio", "target", "met?")
+CPU_GROUPS = ("gunicorn", "postgres", "redis", "client")
+# Cores busy with processes outside the bench beyond which the figures are flagged as noisy.
+NOISY_CORES = 0.25
+
+
+# --- Figures ---------------------------------------------------------------------------------------------------------
+def percentile(ordered: list[int], fraction: float) -> int | None:
+    """Nearest-rank percentile of an already sorted list."""
+    if not ordered:
+        return None
+    rank = math.ceil(fraction * len(ordered))
+    return ordered[min(max(rank, 1), len(ordered)) - 1]
+
+
+def _ms(microseconds: int | None) -> float | None:
+    return None if microseconds is None else round(microseconds / 1000, 3)
+
+
+def _round_rps(part: dict) -> float:
+    return len(part["latencies_us"]) / part["duration"]
+
+
+def merge(scenario: Scenario, parts: list[dict]) -> dict:
+    """One scenario's figures over all its rounds.
+
+    req/s and the latency percentiles count only responses with an expected status; everything else (other
+    statuses, connection failures, timeouts) is an error."""
+    latencies = sorted(value for part in parts for value in part["latencies_us"])
+    duration = sum(part["duration"] for part in parts)
+    statuses: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    for part in parts:
+        statuses.update(part["statuses"])
+        failures.update(part["failures"])
+    responses = sum(statuses.values())
+    cpu = {name: round(sum(part["cpu"][name] * part["duration"] for part in parts) / duration, 2)
+           for name in (*CPU_GROUPS, "machine")}
+    cpu["rest"] = round(cpu["machine"] - sum(cpu[name] for name in CPU_GROUPS), 2)
+    rps = len(latencies) / duration
+    return {
+        "name": scenario.name,
+        "method": scenario.method,
+        "duration": duration,
+        "requests": responses + sum(failures.values()),
+        "ok": len(latencies),
+        "errors": responses - len(latencies) + sum(failures.values()),
+        "rps": round(rps, 1),
+        "p50_ms": _ms(percentile(latencies, 0.50)),
+        "p90_ms": _ms(percentile(latencies, 0.90)),
+        "p99_ms": _ms(percentile(latencies, 0.99)),
+        "max_ms": _ms(latencies[-1] if latencies else None),
+        "rps_by_round": [round(_round_rps(part), 1) for part in parts],
+        "statuses": dict(sorted(statuses.items())),
+        "failures": dict(failures),
+        "cpu": cpu,
+        # What one request costs the bench's own processes (server, its PostgreSQL backends, Redis, client).
+        "cpu_ms_per_request": round(sum(cpu[name] for name in CPU_GROUPS) / rps * 1000, 3) if rps else None,
+    }
+
+
+def judge(scenarios: list[Scenario], parts: dict[str, list[dict]]) -> list[dict]:
+    """Each scenario's figures with its ratio to its baseline and whether its target is met.
+
+    A scenario with errors never meets its target: fast error responses must not pass for throughput."""
+    rows = {scenario.name: merge(scenario, parts[scenario.name]) for scenario in scenarios}
+    for scenario in scenarios:
+        row = rows[scenario.name]
+        baseline = rows.get(scenario.baseline) if scenario.baseline else None
+        ratio = row["rps"] / baseline["rps"] if baseline and baseline["rps"] else None
+        row.update({"baseline": scenario.baseline, "target": scenario.target,
+                    "ratio": None if ratio is None else round(ratio, 3), "ratio_by_round": None,
+                    "cpu_ratio": None, "met": None})
+        if baseline:
+            # Rounds alternate scenarios, so round i of both ran under the same conditions: their spread shows
+            # how much the machine's noise moved the ratio.
+            row["ratio_by_round"] = [round(mine / theirs, 3) if theirs else None for mine, theirs in
+                                     zip(row["rps_by_round"], baseline["rps_by_round"], strict=True)]
+            # The ratio the two would have on a machine to themselves, if both are CPU-bound: the inverse ratio of
+            # their CPU per request. Other processes on the machine move req/s a lot and this much less.
+            if row["cpu_ms_per_request"] and baseline["cpu_ms_per_request"]:
+                row["cpu_ratio"] = round(baseline["cpu_ms_per_request"] / row["cpu_ms_per_request"], 3)
+        if scenario.target is not None:
+            row["met"] = ratio is not None and ratio >= scenario.target and row["errors"] == 0
+    return list(rows.values())
+
+
+# --- Text ------------------------------------------------------------------------------------------------------------
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _cells(row: dict) -> tuple[str, ...]:
+    ratio = _number(row["ratio"], 2) if row["baseline"] else "baseline"
+    target = "-" if row["target"] is None else f">= {row['target']:.2f}"
+    met = "-" if row["met"] is None else ("yes" if row["met"] else "MISSED")
+    return (row["name"], f"{row['requests']:,}", _number(row["rps"], 1), _number(row["p50_ms"], 2),
+            _number(row["p99_ms"], 2), f"{row['errors']:,}", ratio, target, met)
+
+
+def table(rows: list[dict]) -> str:
+    lines = [COLUMNS, *(_cells(row) for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
+
+    def render(cells: tuple[str, ...]) -> str:
+        # Names read best left-aligned, numbers right-aligned.
+        return "  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                         for i, (cell, width) in enumerate(zip(cells, widths, strict=True)))
+
+    return "\n".join([render(lines[0]), "  ".join("-" * width for width in widths), *map(render, lines[1:])])
+
+
+def cpu_lines(rows: list[dict]) -> list[str]:
+    """Where the machine's CPU went: tells a saturated server from a starved client or a busy machine."""
+    lines = []
+    for row in rows:
+        cpu = row["cpu"]
+        parts = ", ".join(f"{name} {cpu[name]:.2f}" for name in (*CPU_GROUPS, "rest"))
+        # CPU per request moves far less than req/s when other processes compete for the cores.
+        per_request = "; per request: " + ", ".join(
+            f"{name} {cpu[name] / row['rps'] * 1000:.2f}" for name in CPU_GROUPS
+        ) + f" = {row['cpu_ms_per_request']:.2f} ms" if row["rps"] else ""
+        lines.append(f"  {row['name']}: {cpu['machine']:.2f} busy = {parts}{per_request}")
+    return lines
+
+
+def detail_lines(rows: list[dict]) -> list[str]:
+    lines = []
+    for row in rows:
+        rounds = " ".join(_number(value, 0) for value in row["rps_by_round"])
+        line = f"  {row['name']}: req/s by round {rounds}"
+        if row["ratio_by_round"]:
+            line += "; ratio by round " + " ".join(_number(value, 2) for value in row["ratio_by_round"])
+        if row["cpu_ratio"] is not None:
+            line += f"; ratio from CPU per request {row['cpu_ratio']:.2f}"
+        if row["errors"]:
+            line += f"; statuses {row['statuses']}, failures {row['failures']}"
+        lines.append(line)
+    return lines
+
+
+def verdicts(rows: list[dict]) -> list[str]:
+    lines = []
+    for row in rows:
+        if row["target"] is None:
+            continue
+        ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.0%}"
+        errors = f", with {row['errors']:,} errors" if row["errors"] else ""
+        lines.append(f"{'MET' if row['met'] else 'MISSED'}: {row['name']} sustained {row['rps']:,.1f} req/s = "
+                     f"{ratio} of {row['baseline']} (target >= {row['target']:.0%}){errors}")
+    return lines
+
+
+def noise_warnings(rows: list[dict], idle_busy: float) -> list[str]:
+    warnings = []
+    if idle_busy > NOISY_CORES:
+        warnings.append(f"the machine had {idle_busy:.2f} cores busy before the bench started")
+    noisy = [row["name"] for row in rows if row["cpu"]["rest"] > NOISY_CORES]
+    if noisy:
+        warnings.append(f"other processes took over {NOISY_CORES} cores during {', '.join(noisy)} (the 'rest' "
+                        "above; includes the kernel's loopback work)")
+    return [f"WARNING: {text}: figures are noisy, compare ratios by round" for text in warnings]
+
+
+def write_json(path: Path, meta: dict, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n")

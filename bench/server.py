@@ -1,0 +1,223 @@
+"""The service under test: a fresh PostgreSQL database, a merchant with a test key pair, and gunicorn on 127.0.0.1.
+
+Everything here is bounded: every subprocess call has a timeout, gunicorn is waited for with a deadline, and
+`Gunicorn.stop()` ends with SIGKILL on the whole process group if a graceful stop does not finish in time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import http.client
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+HOST = "127.0.0.1"
+DATABASE = "pagamentos_bench"
+ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+MERCHANT_EMAIL = "bench@example.com"
+COMMAND_TIMEOUT = 300  # migrate on a cold machine is the slowest step
+HEALTH_TIMEOUT = 60
+STOP_TIMEOUT = 15
+PR_SET_PDEATHSIG = 1
+
+
+class HarnessError(Exception):
+    """The bench could not run (as opposed to: it ran and a target was missed)."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    workers: int
+    worker_class: str
+    threads: int
+
+    def describe(self) -> str:
+        threads = f" x {self.threads} threads" if self.worker_class == "gthread" else ""
+        return f"gunicorn {self.workers} {self.worker_class} workers{threads}"
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    public_key: str
+    secret_key: str
+
+
+def service_env() -> dict[str, str]:
+    """The environment of every manage.py and gunicorn process: production-like backends, quiet logs, and a rate
+    limit far above what the bench can send, so 429s never stand in for real work."""
+    env = dict(os.environ)
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DATABASE}",
+        "CACHE_URL": "redis://127.0.0.1:6379/3",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/4",
+        "DEBUG": "false",
+        "LOG_LEVEL": "WARNING",  # request logs off: they would measure the log handler, not the API
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "API_RATE_LIMIT": "1000000",
+        # One throwaway key per run, shared by createapikey and gunicorn (the API key digest derives from it), and
+        # never the checkout's own .local/secret_key.
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.pop("API_KEY_DIGEST_KEY", None)
+    return env
+
+
+# --- Database and data -----------------------------------------------------------------------------------------------
+def recreate_database() -> None:
+    try:
+        with psycopg.connect(ADMIN_DSN, autocommit=True, connect_timeout=10) as conn:
+            # FORCE ends sessions a crashed earlier run may have left behind.
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+    except psycopg.Error as error:
+        raise HarnessError(f"cannot recreate database {DATABASE}: {error}") from error
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run one manage.py command; its stdout, or a HarnessError carrying its stderr."""
+    try:
+        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=COMMAND_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise HarnessError(f"manage.py {args[0]} took over {COMMAND_TIMEOUT}s") from error
+    if done.returncode != 0:
+        raise HarnessError(f"manage.py {args[0]} failed ({done.returncode}):\n{done.stderr.strip()[-3000:]}")
+    return done.stdout
+
+
+def prepare_data(env: dict[str, str]) -> KeyPair:
+    """Schema, one approved merchant and its test key pair; the secret exists only in this process's memory."""
+    manage(env, "migrate", "--noinput", "-v", "0")
+    manage(env, "createmerchant", "--email", MERCHANT_EMAIL, "--password", secrets.token_urlsafe(16),
+           "--name", "Bench", "--approve")
+    output = manage(env, "createapikey", "--email", MERCHANT_EMAIL, "--mode", "test", "--label", "bench")
+    try:
+        pair = json.loads(output.strip().splitlines()[-1])
+        return KeyPair(public_key=pair["publicKey"], secret_key=pair["secretKey"])
+    except (IndexError, ValueError, KeyError) as error:
+        raise HarnessError(f"createapikey printed no key pair: {output[-500:]!r}") from error
+
+
+# --- gunicorn --------------------------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+class Gunicorn:
+    """gunicorn in its own session, so Ctrl-C on the terminal reaches only run.py, which then stops it in order."""
+
+    def __init__(self, config: ServerConfig, env: dict[str, str], log_path: Path):
+        self.config = config
+        self.env = env
+        self.log_path = log_path
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    def command(self) -> list[str]:
+        command = [
+            str(GUNICORN), "config.wsgi:application",
+            "--bind", f"{HOST}:{self.port}",
+            "--workers", str(self.config.workers),
+            "--worker-class", self.config.worker_class,
+            "--log-level", "warning",
+            "--graceful-timeout", "5",
+            "--no-control-socket",  # gunicorn 27 would otherwise create ~/.gunicorn/gunicorn.ctl
+        ]
+        if self.config.worker_class == "gthread":
+            command += ["--threads", str(self.config.threads)]
+        if Path("/dev/shm").is_dir():
+            command += ["--worker-tmp-dir", "/dev/shm"]  # the workers' heartbeat file: keep it off the disk
+        return command
+
+    def start(self) -> None:
+        with self.log_path.open("w") as log:
+            self.process = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True,
+                                            preexec_fn=_stop_with_parent)
+        self.wait_healthy()
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + HEALTH_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise HarnessError(f"gunicorn exited with {self.process.returncode}:\n{self.log_tail()}")
+            if self.health_status() == 200:
+                return
+            time.sleep(0.2)
+        raise HarnessError(f"gunicorn not healthy after {HEALTH_TIMEOUT}s:\n{self.log_tail()}")
+
+    def health_status(self) -> int | None:
+        conn = http.client.HTTPConnection(HOST, self.port, timeout=5)
+        try:
+            conn.request("GET", "/health")
+            return conn.getresponse().status
+        except OSError:
+            return None
+        finally:
+            conn.close()
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes, for CPU accounting: the children of the gunicorn master."""
+        if self.process is None:
+            return []
+        try:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
+        except OSError:
+            return []
+        return [int(pid) for pid in children.split()]
+
+    def stop(self) -> None:
+        """SIGTERM (graceful: workers finish their request), then SIGKILL on the group if that takes too long."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:  # also on a second Ctrl-C while waiting
+            if self.process.poll() is None:
+                kill_group(self.process)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no gunicorn log)"
+
+
+def _stop_with_parent() -> None:
+    """In the child before exec: SIGTERM when run.py dies, even by SIGKILL, so no gunicorn outlives the bench."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass  # not glibc Linux: the finally blocks of run.py remain the only stop
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL a process started with start_new_session=True and everything it forked."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
