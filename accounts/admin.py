@@ -15,6 +15,7 @@ from accounts import services
 from accounts.forms import RejectForm
 from accounts.models import AccountEvent, KycSubmission, Merchant, User
 from config.errors import DomainError
+from integrations import authcache
 
 
 @admin.register(User)
@@ -89,6 +90,10 @@ class MerchantAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # merchants sign up; operators use `createmerchant`
+
+    def save_model(self, request: HttpRequest, obj: Merchant, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        authcache.invalidate_merchant(obj.pk)  # the name and rate limit the API serves come from its key cache
 
     def get_urls(self) -> list:
         return [

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
 from config.errors import DomainError, InvalidState
+from integrations import authcache
 
 
 class EmailTaken(DomainError):
@@ -62,6 +63,7 @@ def _kyc_transition(*, merchant: Merchant, to: KycStatus, actor: User | None, ac
         raise InvalidState(f"KYC cannot move from {current} to {to}")
     AccountEvent.objects.create(merchant=merchant, actor=actor, action=action, from_status=current, to_status=to,
                                 reason=reason)
+    authcache.invalidate_merchant(merchant.pk)  # live keys follow the KYC status from the next request on
     merchant.kyc_status = to
     merchant.kyc_rejection_reason = reason if to == KycStatus.REJECTED else ""
 
@@ -102,6 +104,7 @@ def merchant_suspend(*, merchant: Merchant, actor: User | None, reason: str = ""
             raise InvalidState("The account is already suspended")
         AccountEvent.objects.create(merchant=merchant, actor=actor, action=AccountEvent.Action.SUSPENDED,
                                     from_status="active", to_status="suspended", reason=reason)
+        authcache.invalidate_merchant(merchant.pk)
     merchant.is_suspended = True
 
 
@@ -112,4 +115,5 @@ def merchant_reactivate(*, merchant: Merchant, actor: User | None, reason: str =
             raise InvalidState("The account is not suspended")
         AccountEvent.objects.create(merchant=merchant, actor=actor, action=AccountEvent.Action.REACTIVATED,
                                     from_status="suspended", to_status="active", reason=reason)
+        authcache.invalidate_merchant(merchant.pk)
     merchant.is_suspended = False

@@ -8,11 +8,12 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, Q, QuerySet
 from rest_framework import exceptions, serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -155,10 +156,10 @@ def timestamp(value: datetime | None) -> str | None:
 
 # --- Base view -------------------------------------------------------------------------------------------------------
 class ApiView(APIView):
-    """Base of every authenticated API view: rate limit per key pair, RateLimit-* headers, and Idempotency-Key on
-    every POST (wrapped automatically, so no endpoint can forget it)."""
+    """Base of every authenticated API view: the RateLimit-* headers of the key pair's rate limit (counted during
+    authentication), JSON only, and Idempotency-Key on every POST (wrapped automatically: no endpoint can forget it)."""
 
-    rate_limited: ClassVar[bool] = True
+    renderer_classes = [JSONRenderer]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -167,12 +168,9 @@ class ApiView(APIView):
 
             cls.post = idempotent(cls.__dict__["post"])
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if self.rate_limited and request.auth is not None:
-            from integrations.ratelimit import key_rate_limit
-
-            request.rate_limit = key_rate_limit(request.auth)
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[JSONRenderer, str]:
+        # The API speaks JSON whatever the Accept header says: no negotiation to run on every request.
+        return JSONRenderer(), JSONRenderer.media_type
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -12,7 +12,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from config.errors import AccountSuspended, InvalidApiKey, KycNotApproved, RateLimited
-from integrations import keys, ratelimit
+from integrations import authcache, keys, ratelimit
 from integrations.models import ApiKey
 from integrations.services import apikey_touch
 
@@ -78,41 +78,64 @@ def read_credentials(request: Request) -> tuple[str, str] | None:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
+    """Authenticates with one round trip to the shared cache and, for a key pair this process has seen, no database
+    query: the cache answers whether the IP is blocked, counts the request against the key pair's rate limit, and
+    says whether the locally cached pair is still current (see integrations.authcache)."""
+
     def authenticate(self, request: Request) -> tuple[ApiClient, ApiKey] | None:
         ip = client_ip(request)
-        if ratelimit.auth_failures_exceeded(ip):
-            raise RateLimited("Too many failed authentications from this address; retry in a minute",
-                              headers={"Retry-After": str(ratelimit.AUTH_FAILURE_WINDOW)})
         try:
             credentials = read_credentials(request)
-            if credentials is None:
-                return None
-            api_key = self._verified_key(*credentials)
         except InvalidApiKey:
+            self._refuse_blocked(ratelimit.ip_blocked(ip))
             ratelimit.auth_failure_record(ip)
             raise
+        if credentials is None:
+            self._refuse_blocked(ratelimit.ip_blocked(ip))
+            return None
+        public_key, secret_key = credentials
+        # Only what looks like a public key goes further: a client that swapped its pair must not put its secret
+        # into a cache key, a query or a log line.
+        if PUBLIC_KEY_PATTERN.fullmatch(public_key) is None:
+            self._refuse_blocked(ratelimit.ip_blocked(ip))
+            ratelimit.auth_failure_record(ip)
+            logger.info("api.authentication_failed", extra={"public_key": "(not a public key)"})
+            raise InvalidApiKey()
+        gate = ratelimit.gate(ip=ip, public_key=public_key)
+        if gate.blocked:
+            ratelimit.rate_count_release(gate)
+            self._refuse_blocked(True)
+        api_key = self._verified_key(public_key, secret_key, gate)
+        if api_key is None:
+            ratelimit.auth_failure_record(ip, rate_key=gate.rate_key)
+            logger.info("api.authentication_failed", extra={"public_key": public_key})
+            raise InvalidApiKey()
         merchant = api_key.merchant
         if merchant.is_suspended:
             raise AccountSuspended()
         if api_key.livemode and not merchant.kyc_approved:
             raise KycNotApproved()
+        request.rate_limit = ratelimit.rate_limit_check(gate, limit=merchant.api_rate_limit or settings.API_RATE_LIMIT)
         apikey_touch(api_key=api_key)
         return ApiClient(api_key), api_key
 
-    def _verified_key(self, public_key: str, secret_key: str) -> ApiKey:
-        # Only what looks like a public key reaches the database: a client that swapped its pair must not put its
-        # secret into a query (and from there into a database server's statement log).
-        shaped = PUBLIC_KEY_PATTERN.fullmatch(public_key) is not None
-        api_key = ApiKey.objects.select_related("merchant").filter(public_key=public_key).first() if shaped else None
+    @staticmethod
+    def _refuse_blocked(blocked: bool) -> None:
+        if blocked:
+            raise RateLimited("Too many failed authentications from this address; retry in a minute",
+                              headers={"Retry-After": str(ratelimit.AUTH_FAILURE_WINDOW)})
+
+    @staticmethod
+    def _verified_key(public_key: str, secret_key: str, gate: ratelimit.Gate) -> ApiKey | None:
+        api_key = authcache.get(public_key, version=gate.version)
+        if api_key is None:
+            api_key = ApiKey.objects.select_related("merchant").filter(public_key=public_key).first()
+            if api_key is not None:
+                authcache.put(api_key, version=gate.version)
         # Compare against a digest even for an unknown key, so timing does not tell which public keys exist.
         digest = api_key.secret_digest if api_key else "0" * 64
         if not keys.secret_matches(secret_key, digest) or api_key is None or api_key.revoked_at is not None:
-            # Only something shaped like a public key is logged: a client that swapped the pair must not leak it.
-            shown = public_key if shaped else "(not a public key)"
-            logger.info("api.authentication_failed", extra={"public_key": shown})
-            raise InvalidApiKey()
-        # A public key of one mode with a secret of the other cannot match (the pair is generated together), so the
-        # mode is the key's own.
+            return None
         return api_key
 
     def authenticate_header(self, request: Request) -> str:

@@ -1,7 +1,9 @@
-"""Fixed-window counters in the shared cache: requests per second per key pair, failed authentications per IP.
+"""What the shared cache knows about a request, in one round trip: is the caller's IP blocked, how many requests its
+key pair made this second, and the version token of the key pair (see `authcache`).
 
-On Redis each hit is one pipelined INCR + EXPIRE: atomic across every web process. On the local-memory cache of
-the laptop default, Django's add/incr serve, atomic within the one process that runs there.
+On Redis the four commands (GET, INCR, EXPIRE NX, GET) go out as one pipelined packet on a client built once per
+process: atomic counters across every web process, at the cost of a single round trip. On the local-memory cache of
+the laptop default, Django's cache calls serve the same purpose within the one process that runs there.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
 
-from config.errors import RateLimited
-from integrations.models import ApiKey
+from config.errors import RateLimited, ServiceUnavailable
 
 AUTH_FAILURE_WINDOW = 60
+RATE_WINDOW = 1
 
 
 @dataclass(frozen=True)
@@ -26,63 +29,131 @@ class RateLimitState:
     reset: int
 
 
-def _redis_client():
-    """The raw Redis client behind the default cache, or None when the cache is not Redis."""
+@dataclass(frozen=True)
+class Gate:
+    blocked: bool
+    count: int
+    version: str | None
+    rate_key: str
+
+
+class CountersUnavailable(ServiceUnavailable):
+    message = "The service cannot check rate limits right now; retry in a moment"
+
+    def __init__(self) -> None:
+        super().__init__(headers={"Retry-After": "1"})
+
+
+_client = None
+
+
+def redis_client():
+    """The raw Redis client behind the default cache, built once per process; None when the cache is not Redis."""
+    global _client
     backend = caches["default"]
-    if isinstance(backend, RedisCache):
-        return backend._cache.get_client(write=True)
-    return None
+    if not isinstance(backend, RedisCache):
+        return None
+    if _client is None:
+        _client = backend._cache.get_client(write=True)
+    return _client
 
 
-def _hit(key: str, window: int) -> int:
-    """Count one hit on `key` and return the count in the current window."""
-    redis = _redis_client()
-    if redis is not None:
-        pipe = redis.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, window + 1, nx=True)
-        return int(pipe.execute()[0])
-    cache.add(key, 0, timeout=window + 1)
+def _pipeline(commands: list[tuple]) -> list:
+    """Send commands in one packet and read every reply; a broken connection is dropped, never reused half-read."""
+    pool = redis_client().connection_pool
+    connection = pool.get_connection()
     try:
-        return cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=window + 1)
-        return 1
+        connection.send_packed_command(connection.pack_commands(commands))
+        return [connection.read_response() for _ in commands]
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
 
 
-def _get(key: str) -> int:
-    redis = _redis_client()
-    if redis is not None:
-        value = redis.get(key)
-        return int(value) if value is not None else 0
-    return int(cache.get(key) or 0)
+def _text(value) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
 
 
-def key_rate_limit(api_key: ApiKey) -> RateLimitState:
-    limit = api_key.merchant.api_rate_limit or settings.API_RATE_LIMIT
-    now = time.time()
-    window_start = int(now)
-    count = _hit(f"rl:key:{api_key.pk}:{window_start}", 1)
-    state = RateLimitState(limit=limit, remaining=max(limit - count, 0), reset=1)
-    if count > limit:
+def _block_key(ip: str) -> str:
+    return f"rl:authblock:{ip}"
+
+
+def version_key(public_key: str) -> str:
+    return f"authv:{public_key}"
+
+
+def gate(*, ip: str, public_key: str) -> Gate:
+    rate_key = f"rl:key:{public_key}:{int(time.time())}"
+    try:
+        if redis_client() is not None:
+            blocked, count, _, version = _pipeline([
+                ("GET", _block_key(ip)), ("INCR", rate_key), ("EXPIRE", rate_key, RATE_WINDOW + 1, "NX"),
+                ("GET", version_key(public_key)),
+            ])
+            return Gate(blocked=blocked is not None, count=int(count), version=_text(version), rate_key=rate_key)
+        cache.add(rate_key, 0, timeout=RATE_WINDOW + 1)
+        return Gate(blocked=cache.get(_block_key(ip)) is not None, count=cache.incr(rate_key),
+                    version=cache.get(version_key(public_key)), rate_key=rate_key)
+    except RedisError as error:
+        raise CountersUnavailable() from error
+
+
+def ip_blocked(ip: str) -> bool:
+    try:
+        if redis_client() is not None:
+            return _pipeline([("GET", _block_key(ip))])[0] is not None
+        return cache.get(_block_key(ip)) is not None
+    except RedisError as error:
+        raise CountersUnavailable() from error
+
+
+def rate_count_release(gate_: Gate) -> None:
+    """Take a request back out of the key pair's counter: a refused caller must not spend the merchant's budget."""
+    try:
+        if redis_client() is not None:
+            _pipeline([("DECR", gate_.rate_key)])
+        else:
+            cache.decr(gate_.rate_key)
+    except (RedisError, ValueError):
+        pass  # the window is over or the cache is away: nothing left to give back
+
+
+def rate_limit_check(gate_: Gate, *, limit: int) -> RateLimitState:
+    if gate_.count > limit:
         raise RateLimited(headers={"Retry-After": "1", "RateLimit-Limit": str(limit), "RateLimit-Remaining": "0",
                                    "RateLimit-Reset": "1"})
-    return state
+    return RateLimitState(limit=limit, remaining=limit - gate_.count, reset=RATE_WINDOW)
 
 
-def _auth_failure_key(ip: str) -> str:
-    return f"rl:authfail:{ip}:{int(time.time()) // AUTH_FAILURE_WINDOW}"
+def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
+    """Count a failed authentication for the IP; after too many in a minute the IP is refused for a minute. The
+    failed request is taken back out of the key pair's rate counter, so guessing at someone's public key does not
+    spend that merchant's requests."""
+    fail_key = f"rl:authfail:{ip}:{int(time.time()) // AUTH_FAILURE_WINDOW}"
+    try:
+        if redis_client() is not None:
+            commands = [("INCR", fail_key), ("EXPIRE", fail_key, AUTH_FAILURE_WINDOW + 1, "NX")]
+            if rate_key:
+                commands.append(("DECR", rate_key))
+            failures = int(_pipeline(commands)[0])
+            if failures >= settings.API_AUTH_FAILURES_PER_MINUTE:
+                _pipeline([("SET", _block_key(ip), 1, "EX", AUTH_FAILURE_WINDOW)])
+            return
+        cache.add(fail_key, 0, timeout=AUTH_FAILURE_WINDOW + 1)
+        if rate_key:
+            cache.decr(rate_key)
+        if cache.incr(fail_key) >= settings.API_AUTH_FAILURES_PER_MINUTE:
+            cache.set(_block_key(ip), 1, timeout=AUTH_FAILURE_WINDOW)
+    except RedisError as error:
+        raise CountersUnavailable() from error
 
 
-def auth_failures_exceeded(ip: str) -> bool:
-    return _get(f"rl:authblock:{ip}") > 0
-
-
-def auth_failure_record(ip: str) -> None:
-    """After too many failures in a minute the IP is refused for a minute, whatever credentials it sends."""
-    if _hit(_auth_failure_key(ip), AUTH_FAILURE_WINDOW) >= settings.API_AUTH_FAILURES_PER_MINUTE:
-        redis = _redis_client()
-        if redis is not None:
-            redis.set(f"rl:authblock:{ip}", 1, ex=AUTH_FAILURE_WINDOW)
-        else:
-            cache.set(f"rl:authblock:{ip}", 1, timeout=AUTH_FAILURE_WINDOW)
+def versions_bump(public_keys: list[str], token: str) -> None:
+    if not public_keys:
+        return
+    if redis_client() is not None:
+        _pipeline([("SET", version_key(key), token, "EX", 86400) for key in public_keys])
+    else:
+        cache.set_many({version_key(key): token for key in public_keys}, timeout=86400)

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from config.errors import DomainError, InvalidState
-from integrations import keys
+from integrations import authcache, keys
 from integrations.models import ApiKey
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -39,6 +39,7 @@ def apikey_revoke(*, api_key: ApiKey) -> None:
     with transaction.atomic():
         if not ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()):
             raise InvalidState("This key pair is already revoked")
+        authcache.invalidate([api_key.public_key])
     api_key.revoked_at = timezone.now()
 
 

@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
+from integrations import authcache
 from tests.factories import ApiKeyFactory, MerchantFactory
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
@@ -48,8 +49,10 @@ def _fast_password_hashing(settings):
 @pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
+    authcache.clear()
     yield
     cache.clear()
+    authcache.clear()
 
 
 @pytest.fixture

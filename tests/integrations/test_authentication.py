@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from accounts.models import KycStatus
+from accounts.services import merchant_suspend
 from integrations import services
 from integrations.models import ApiKey
 from tests.conftest import basic_auth
@@ -273,8 +274,7 @@ def test_test_key_works_before_kyc_approval(status, api_client_for):
 def test_suspended_merchant_is_refused_in_both_modes(livemode, merchant, api_client_for, expected_error):
     client = api_client_for(*ApiKeyFactory.with_secret(merchant=merchant, livemode=livemode))
     assert client.get("/account").status_code == 200
-    merchant.is_suspended = True
-    merchant.save(update_fields=["is_suspended"])
+    merchant_suspend(merchant=merchant, actor=None, reason="tests")
 
     response = client.get("/account")
 

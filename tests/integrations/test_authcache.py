@@ -1,0 +1,96 @@
+"""The per-process key cache must never serve a key pair longer than its version token says it is current."""
+
+import pytest
+import redis
+from django.utils import timezone
+
+from accounts.models import KycStatus
+from accounts.services import kyc_reject
+from integrations import authcache, ratelimit
+from integrations.models import ApiKey
+from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
+
+
+@pytest.mark.django_db
+def test_a_warm_request_makes_no_database_query(api, django_assert_num_queries):
+    api.get("/account")
+
+    with django_assert_num_queries(0):
+        response = api.get("/account")
+
+    assert response.status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_change_made_by_another_process_is_seen_on_the_next_request(api, test_key):
+    api_key, _ = test_key
+    assert api.get("/account").status_code == 200
+    # Another process revokes the key: the row changes and the token moves; this process's entry stays behind.
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())
+    ratelimit.versions_bump([api_key.public_key], "another-process")
+
+    response = api.get("/account")
+
+    assert response.status_code == 401
+
+
+@pytest.mark.django_db
+def test_an_entry_older_than_the_backstop_is_reloaded(api, test_key):
+    api_key, _ = test_key
+    assert api.get("/account").status_code == 200
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())  # a change whose token was lost
+    assert api.get("/account").status_code == 200  # within the backstop the entry still serves
+
+    authcache._entries[api_key.public_key].loaded_at -= authcache.MAX_AGE_SECONDS + 1
+    response = api.get("/account")
+
+    assert response.status_code == 401
+
+
+@pytest.mark.django_db
+def test_a_kyc_decision_reaches_live_keys_on_the_next_request(api_client_for):
+    merchant = MerchantFactory(kyc_status=KycStatus.APPROVED)
+    client = api_client_for(*ApiKeyFactory.with_secret(merchant=merchant, livemode=True))
+    assert client.get("/account").status_code == 200
+    from accounts.models import Merchant
+
+    Merchant.objects.filter(pk=merchant.pk).update(kyc_status=KycStatus.SUBMITTED)  # as a resubmission would
+    kyc_reject(merchant=Merchant.objects.get(pk=merchant.pk), actor=UserFactory(is_staff=True), reason="blurred")
+
+    response = client.get("/account")
+
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "kyc_not_approved"
+
+
+@pytest.mark.django_db
+def test_an_admin_edit_of_the_merchant_is_served_at_once(api, merchant, client):
+    assert api.get("/account").json()["name"] == merchant.name
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    client.post(f"/admin/accounts/merchant/{merchant.pk}/change/", {
+        "name": "Renamed Shop", "api_rate_limit": "50",
+        "kyc-TOTAL_FORMS": "0", "kyc-INITIAL_FORMS": "0", "account_events-TOTAL_FORMS": "0",
+        "account_events-INITIAL_FORMS": "0"})
+    response = api.get("/account")
+
+    assert response.json()["name"] == "Renamed Shop"
+    assert response["RateLimit-Limit"] == "50"
+
+
+@pytest.mark.django_db
+def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
+    def broken(commands):
+        raise redis.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(ratelimit, "redis_client", lambda: object())
+    monkeypatch.setattr(ratelimit, "_pipeline", broken)
+
+    response = api.get("/account")
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert response.json() == {"error": {
+        "type": "api_error", "code": "service_unavailable",
+        "message": "The service cannot check rate limits right now; retry in a moment",
+        "param": None, "details": [], "requestId": response["X-Request-Id"]}}
