@@ -80,11 +80,11 @@ def test_an_admin_edit_of_the_merchant_is_served_at_once(api, merchant, client):
 
 @pytest.mark.django_db
 def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
-    def broken(commands):
+    def broken(packet, replies):
         raise redis.ConnectionError("Connection refused")
 
     monkeypatch.setattr(ratelimit, "redis_client", lambda: object())
-    monkeypatch.setattr(ratelimit, "_pipeline", broken)
+    monkeypatch.setattr(ratelimit, "_send", broken)
 
     response = api.get("/account")
 
@@ -94,3 +94,12 @@ def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
         "type": "api_error", "code": "service_unavailable",
         "message": "The service cannot check rate limits right now; retry in a moment",
         "param": None, "details": [], "requestId": response["X-Request-Id"]}}
+
+
+def test_the_gate_packet_is_what_the_generic_packer_builds():
+    from integrations.ratelimit import _gate_packet, _pack
+
+    packet = _gate_packet(b"rl:authblock:::1", b"rl:key:pk_test_x:1", b"authv:pk_test_x")
+
+    assert packet == _pack([("GET", "rl:authblock:::1"), ("INCR", "rl:key:pk_test_x:1"),
+                            ("EXPIRE", "rl:key:pk_test_x:1", 2, "NX"), ("GET", "authv:pk_test_x")])
