@@ -31,21 +31,39 @@ USER_AGENT = f"Pagamentos-Webhooks/{settings.API_VERSION}"
 class Claim:
     delivery: Delivery
     lease_until: datetime
+    payload: dict
 
 
 def _not_leased(now: datetime) -> Q:
     return Q(locked_until__isnull=True) | Q(locked_until__lt=now)
 
 
-# One statement, one round trip: the hot path of every delivery. On PostgreSQL the row is taken with
-# FOR UPDATE SKIP LOCKED, so a claimer never waits behind another; SQLite has one writer at a time anyway.
-_CLAIM_SQL = """
+# The hot path of every delivery is two statements, each one round trip. On PostgreSQL the claim takes the row with
+# FOR UPDATE SKIP LOCKED (a claimer never waits behind another) and brings the event's payload along; SQLite, one
+# writer at a time anyway, runs the same UPDATE and reads the payload after it.
+_CLAIM_UPDATE = """
     UPDATE webhooks_delivery SET locked_until = %(lease)s, attempts = attempts + 1
     WHERE id = (SELECT id FROM webhooks_delivery
                 WHERE id = %(id)s AND status = %(pending)s AND next_attempt_at <= %(now)s
                   AND (locked_until IS NULL OR locked_until < %(now)s)
                 {lock})
     RETURNING event_id, merchant_id, livemode, url, failures, attempts
+"""
+_CLAIM_WITH_PAYLOAD = """
+    WITH claimed AS ({update})
+    SELECT claimed.*, webhooks_event.payload FROM claimed JOIN webhooks_event ON webhooks_event.id = claimed.event_id
+"""
+# The attempt and the outcome in one statement, conditional on our lease (PostgreSQL).
+_RECORD_SQL = """
+    WITH attempt AS (
+        INSERT INTO webhooks_deliveryattempt
+            (delivery_id, attempted_at, url, status_code, error, duration_ms, response_excerpt)
+        VALUES (%(id)s, %(now)s, %(url)s, %(status_code)s, %(error)s, %(duration_ms)s, %(excerpt)s))
+    UPDATE webhooks_delivery
+    SET locked_until = NULL, last_status_code = %(status_code)s, last_error = %(last_error)s, status = %(status)s,
+        completed_at = %(completed_at)s, failures = %(failures)s,
+        next_attempt_at = COALESCE(%(next_attempt_at)s, next_attempt_at)
+    WHERE id = %(id)s AND locked_until = %(lease)s
 """
 
 
@@ -59,21 +77,25 @@ def delivery_claim(*, delivery_id: str) -> Claim | None:
         delivery_uuid = uuid.UUID(str(delivery_id))
     except ValueError:
         return None
-    sql = _CLAIM_SQL.format(lock="FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked
-                            else "")
+    postgres = connection.vendor == "postgresql"
+    update = _CLAIM_UPDATE.format(lock="FOR UPDATE SKIP LOCKED" if postgres else "")
     with connection.cursor() as cursor:
-        cursor.execute(sql, {
+        cursor.execute(_CLAIM_WITH_PAYLOAD.format(update=update) if postgres else update, {
             "lease": ops.adapt_datetimefield_value(lease_until), "now": ops.adapt_datetimefield_value(now),
             "id": pk.get_db_prep_value(delivery_uuid, connection), "pending": Delivery.Status.PENDING,
         })
         row = cursor.fetchone()
     if row is None:
         return None
-    event_id, merchant_id, livemode, url, failures, attempts = row
+    event_id, merchant_id, livemode, url, failures, attempts = row[:6]
+    if postgres:
+        payload = json.loads(row[6]) if isinstance(row[6], str) else row[6]
+    else:
+        payload = Event.objects.filter(pk=event_id).values_list("payload", flat=True).first()
     delivery = Delivery(id=delivery_uuid, event_id=uuid.UUID(str(event_id)), merchant_id=uuid.UUID(str(merchant_id)),
                         livemode=bool(livemode), url=url, failures=failures, attempts=attempts,
                         status=Delivery.Status.PENDING, locked_until=lease_until)
-    return Claim(delivery=delivery, lease_until=lease_until)
+    return Claim(delivery=delivery, lease_until=lease_until, payload=payload)
 
 
 def retry_delay(failures: int) -> float | None:
@@ -89,8 +111,7 @@ def delivery_attempt(*, delivery_id: str) -> None:
     if claim is None:
         return
     delivery = claim.delivery
-    payload = Event.objects.filter(pk=delivery.event_id).values_list("payload", flat=True).first()
-    body = json.dumps(payload, separators=(",", ":")).encode()
+    body = json.dumps(claim.payload, separators=(",", ":")).encode()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
@@ -123,17 +144,33 @@ def _record(claim: Claim, result: http.HttpResult) -> float | None:
             fields.update(status=Delivery.Status.FAILED, completed_at=now, failures=failures)
         else:
             fields.update(failures=failures, next_attempt_at=now + timedelta(seconds=delay))
-    with transaction.atomic():
-        DeliveryAttempt.objects.create(delivery_id=delivery.pk, attempted_at=now, url=delivery.url,
-                                       status_code=result.status, error=result.error[:500],
-                                       duration_ms=result.duration_ms, response_excerpt=result.body_excerpt)
-        # Conditional on our lease: if it expired and another worker took the row over, its outcome stands.
-        updated = Delivery.objects.filter(pk=delivery.pk, locked_until=claim.lease_until).update(**fields)
+    # Conditional on our lease: if it expired and another worker took the row over, its outcome stands.
+    updated = _record_write(claim, result, now, fields)
     logger.info("webhooks.delivery_attempt", extra={
         "delivery_id": str(delivery.pk), "event_id": str(delivery.event_id), "status_code": result.status,
         "error": result.error, "duration_ms": result.duration_ms, "outcome": fields.get("status", "RETRY"),
     })
     return delay if updated else None
+
+
+def _record_write(claim: Claim, result: http.HttpResult, now: datetime, fields: dict) -> int:
+    delivery = claim.delivery
+    connection = connections[Delivery.objects.db]
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            DeliveryAttempt.objects.create(delivery_id=delivery.pk, attempted_at=now, url=delivery.url,
+                                           status_code=result.status, error=result.error[:500],
+                                           duration_ms=result.duration_ms, response_excerpt=result.body_excerpt)
+            return Delivery.objects.filter(pk=delivery.pk, locked_until=claim.lease_until).update(**fields)
+    with connection.cursor() as cursor:
+        cursor.execute(_RECORD_SQL, {
+            "id": delivery.pk, "now": now, "url": delivery.url, "status_code": result.status,
+            "error": result.error[:500], "duration_ms": result.duration_ms, "excerpt": result.body_excerpt,
+            "last_error": fields["last_error"], "status": fields.get("status", Delivery.Status.PENDING),
+            "completed_at": fields.get("completed_at"), "failures": fields.get("failures", delivery.failures),
+            "next_attempt_at": fields.get("next_attempt_at"), "lease": claim.lease_until,
+        })
+        return cursor.rowcount
 
 
 def deliveries_sweep(*, limit: int = 1000) -> int:

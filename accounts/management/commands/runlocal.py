@@ -39,7 +39,8 @@ class Command(BaseCommand):
         demo = json.loads(seeded.stdout.strip().splitlines()[-1])
         environment = {**os.environ, **LOCAL_ENVIRONMENT, "PUBLIC_BASE_URL": f"http://{host}:{port}"}
         commands = [
-            [python, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "INFO", "--concurrency", "2"],
+            [python, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "INFO", "--pool", "threads",
+             "--concurrency", "8"],
             [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
         ]
         processes = [subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)  # noqa: S603
