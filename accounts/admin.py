@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -14,7 +14,7 @@ from django.utils.html import format_html
 from accounts import services
 from accounts.forms import RejectForm
 from accounts.models import AccountEvent, KycSubmission, Merchant, User
-from config.errors import DomainError
+from config.admin import apply_to_each
 from integrations import authcache
 
 
@@ -63,18 +63,6 @@ class AccountEventInline(admin.TabularInline):
         return False
 
 
-def _run(request: HttpRequest, queryset: QuerySet, action, done: str) -> None:
-    ok = 0
-    for merchant in queryset:
-        try:
-            action(merchant)
-            ok += 1
-        except DomainError as error:
-            messages.error(request, f"{merchant}: {error.message}")
-    if ok:
-        messages.success(request, f"{done}: {ok} merchant{'s' if ok != 1 else ''}.")
-
-
 @admin.register(Merchant)
 class MerchantAdmin(admin.ModelAdmin):
     list_display = ["name", "owner", "kyc_status", "is_suspended", "created_at"]
@@ -117,15 +105,17 @@ class MerchantAdmin(admin.ModelAdmin):
 
     @admin.action(description="Approve KYC of the selected merchants")
     def approve_kyc(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _run(request, queryset, lambda m: services.kyc_approve(merchant=m, actor=request.user), "KYC approved")
+        apply_to_each(request, queryset, lambda m: services.kyc_approve(merchant=m, actor=request.user),
+                      done="KYC approved")
 
     @admin.action(description="Reject KYC of the selected merchants (asks for a reason)")
     def reject_kyc(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
         form = RejectForm(request.POST if "reason" in request.POST else None)
         if form.is_bound and form.is_valid():
             reason = form.cleaned_data["reason"]
-            _run(request, queryset, lambda m: services.kyc_reject(merchant=m, actor=request.user, reason=reason),
-                 "KYC rejected")
+            apply_to_each(request, queryset,
+                          lambda m: services.kyc_reject(merchant=m, actor=request.user, reason=reason),
+                          done="KYC rejected")
             return None
         return render(request, "admin/accounts/merchant/reject.html", {
             **self.admin_site.each_context(request), "title": "Reject KYC", "form": form, "merchants": queryset,
@@ -134,11 +124,13 @@ class MerchantAdmin(admin.ModelAdmin):
 
     @admin.action(description="Suspend the selected merchants")
     def suspend(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _run(request, queryset, lambda m: services.merchant_suspend(merchant=m, actor=request.user), "Suspended")
+        apply_to_each(request, queryset, lambda m: services.merchant_suspend(merchant=m, actor=request.user),
+                      done="Suspended")
 
     @admin.action(description="Reactivate the selected merchants")
     def reactivate(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _run(request, queryset, lambda m: services.merchant_reactivate(merchant=m, actor=request.user), "Reactivated")
+        apply_to_each(request, queryset, lambda m: services.merchant_reactivate(merchant=m, actor=request.user),
+                      done="Reactivated")
 
 
 @admin.register(AccountEvent)

@@ -1,7 +1,8 @@
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from config.admin import apply_to_each
 from integrations.models import ApiKey
 from integrations.services import apikey_revoke
 
@@ -24,8 +25,4 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected key pairs")
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
-        revoked = 0
-        for api_key in queryset.filter(revoked_at__isnull=True):
-            apikey_revoke(api_key=api_key)
-            revoked += 1
-        messages.success(request, f"{revoked} key pair{'s' if revoked != 1 else ''} revoked.")
+        apply_to_each(request, queryset, lambda k: apikey_revoke(api_key=k), done="Revoked")

@@ -1,10 +1,10 @@
 """Staff views of events and deliveries: read-only, with resend for deliveries."""
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from config.errors import DomainError
+from config.admin import apply_to_each
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 
@@ -49,15 +49,7 @@ class DeliveryAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Resend the selected deliveries now")
     def resend(self, request: HttpRequest, queryset: QuerySet) -> None:
-        sent = 0
-        for delivery in queryset:
-            try:
-                services.delivery_resend(delivery=delivery)
-                sent += 1
-            except DomainError as error:
-                messages.error(request, f"{delivery}: {error.message}")
-        if sent:
-            messages.success(request, f"{sent} deliveries queued again.")
+        apply_to_each(request, queryset, lambda d: services.delivery_resend(delivery=d), done="Queued again")
 
 
 @admin.register(WebhookEndpoint)

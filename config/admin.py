@@ -1,0 +1,23 @@
+"""What every staff action in the admin shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from django.contrib import messages
+from django.http import HttpRequest
+
+from config.errors import DomainError
+
+
+def apply_to_each(request: HttpRequest, objects: Iterable, action: Callable[[object], None], *, done: str) -> None:
+    """Run a service on each selected object; report each refusal by name and the successes as one count."""
+    succeeded = 0
+    for obj in objects:
+        try:
+            action(obj)
+            succeeded += 1
+        except DomainError as error:
+            messages.error(request, f"{obj}: {error.message}")
+    if succeeded:
+        messages.success(request, f"{done}: {succeeded}.")
