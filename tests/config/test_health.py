@@ -22,3 +22,14 @@ def test_health_names_what_is_down(client, monkeypatch):
     assert body["error"]["details"] == [
         {"param": "broker", "code": "unavailable", "message": "The broker does not answer."}
     ]
+
+
+def test_env_example_lists_every_setting_read_from_the_environment():
+    import re
+
+    from django.conf import settings
+
+    read = set(re.findall(r'env\.\w+\("([A-Z_]+)"', (settings.BASE_DIR / "config" / "settings.py").read_text()))
+    listed = set(re.findall(r"^([A-Z_]+)=", (settings.BASE_DIR / ".env.example").read_text(), re.M))
+
+    assert read - listed == set()
