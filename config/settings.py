@@ -231,8 +231,9 @@ WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", defa
 WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
 # Signing secrets are stored encrypted under this key (derived from SECRET_KEY when unset).
 WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default="")
-# A claimed delivery is leased this long (longer than one attempt can take: 3 s connect + 10 s answer).
-WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=30)
+# A claimed delivery is leased this long: longer than one attempt can take (name resolution, 2 addresses x 3 s connect,
+# and the watchdog's 3 + 10 s), so a slow attempt is never sent a second time beside itself.
+WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=60)
 # The sweeper re-enqueues a delivery this long past due and unclaimed (its message was lost).
 WEBHOOK_SWEEP_GRACE_SECONDS = env.float("WEBHOOK_SWEEP_GRACE_SECONDS", default=10.0)
 # Retries due within this many seconds are enqueued with a countdown; later ones are left to the sweeper.

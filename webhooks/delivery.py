@@ -111,15 +111,22 @@ def delivery_attempt(*, delivery_id: str) -> None:
     if claim is None:
         return
     delivery = claim.delivery
-    body = json.dumps(claim.payload, separators=(",", ":")).encode()
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        **signing.headers(signing_secrets_active(merchant_id=delivery.merchant_id, livemode=delivery.livemode,
-                                                 cached=True),
-                          message_id=str(delivery.event_id), timestamp=int(time.time()), body=body),
-    }
-    result = http.post(delivery.url, body=body, headers=headers)
+    try:
+        body = json.dumps(claim.payload, separators=(",", ":")).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            **signing.headers(signing_secrets_active(merchant_id=delivery.merchant_id, livemode=delivery.livemode,
+                                                     cached=True),
+                              message_id=str(delivery.event_id), timestamp=int(time.time()), body=body),
+        }
+        result = http.post(delivery.url, body=body, headers=headers)
+    except Exception as exc:
+        # Whatever breaks (an unreadable signing secret, say) is this attempt's failure, recorded and retried on the
+        # schedule like any other: never a delivery that stays leased, unrecorded and swept for ever.
+        logger.exception("webhooks.delivery_error", extra={"delivery_id": str(delivery.pk)})
+        result = http.HttpResult(status=None, body_excerpt="", error=f"internal error: {type(exc).__name__}",
+                                 duration_ms=0)
     delay = _record(claim, result)
     if delay is not None and delay <= settings.WEBHOOK_MAX_ETA_SECONDS:
         # A near retry goes out at its due time; a far one is left to the sweeper (no long ETAs on the broker).

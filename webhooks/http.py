@@ -1,10 +1,16 @@
 """The HTTP client of webhook deliveries: it connects only to the address it checked (no DNS rebinding), follows no
-redirect, and bounds every attempt in time and in what it reads."""
+redirect, and bounds every attempt in time and in what it reads.
+
+A socket timeout bounds each read, not a whole answer: a receiver that trickles its headers a byte at a time would
+hold an attempt (and its worker thread) for ever. So every attempt also has a watchdog that shuts the connection
+down when the attempt's deadline passes, whatever it is waiting for.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import time
 from dataclasses import dataclass
 
@@ -18,6 +24,10 @@ from urllib3.util import connection as urllib3_connection
 from webhooks import ssrf
 
 RESPONSE_EXCERPT_BYTES = 2048
+# A name with many addresses must not multiply the connect timeout past the attempt's budget.
+MAX_ADDRESSES = 2
+
+_attempt = threading.local()
 
 
 class RefusedAddress(NewConnectionError):
@@ -36,7 +46,7 @@ class _GuardedConnectionMixin:
         if not permitted:
             raise RefusedAddress(self, f"refused address: {host} resolves to {', '.join(candidates)} (not public)")
         last_error: OSError | None = None
-        for address in permitted:
+        for address in permitted[:MAX_ADDRESSES]:
             try:
                 return urllib3_connection.create_connection(
                     (address, self.port), self.timeout, source_address=self.source_address,
@@ -44,6 +54,42 @@ class _GuardedConnectionMixin:
             except OSError as exc:
                 last_error = exc
         raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
+
+    def getresponse(self, *args, **kwargs):
+        # The request is sent: from here the watchdog of this attempt may shut this socket down.
+        watchdog = getattr(_attempt, "watchdog", None)
+        if watchdog is not None:
+            watchdog.watch(self.sock)
+        return super().getresponse(*args, **kwargs)
+
+
+class _Watchdog:
+    """Shuts the attempt's socket down at its deadline, so a blocked read fails at once."""
+
+    def __init__(self, seconds: float):
+        self.sock: socket.socket | None = None
+        self.fired = False
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self._fire)
+        self.timer.daemon = True
+
+    def watch(self, sock: socket.socket | None) -> None:
+        with self.lock:
+            self.sock = sock
+            if self.fired:
+                self._shutdown()
+
+    def _fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
@@ -91,9 +137,19 @@ class HttpResult:
 
 
 def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
-    """POST once. Success is a 2xx answered in full within WEBHOOK_TIMEOUT_SECONDS; a 3xx is a failure."""
+    """POST once. Success is a 2xx answered in full within WEBHOOK_TIMEOUT_SECONDS; a 3xx is a failure. Never
+    raises: whatever goes wrong is the attempt's error."""
     total_timeout = settings.WEBHOOK_TIMEOUT_SECONDS
     started = time.monotonic()
+
+    def failed(error: str) -> HttpResult:
+        return HttpResult(None, "", _clean(error)[:500], int((time.monotonic() - started) * 1000))
+
+    if url.startswith("http://") and not settings.WEBHOOKS_ALLOW_HTTP:
+        return failed("refused: plain http:// is not allowed (WEBHOOKS_ALLOW_HTTP is off)")
+    watchdog = _Watchdog(settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS + total_timeout)
+    _attempt.watchdog = watchdog
+    watchdog.timer.start()
     try:
         response = manager().request(
             "POST", url, body=body, headers=headers, redirect=False, preload_content=False,
@@ -101,7 +157,7 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
             retries=False)
         try:
             excerpt = response.read(RESPONSE_EXCERPT_BYTES, decode_content=True) or b""
-            # Drain what is left (bounded by the total timeout) so the connection can be reused.
+            # Drain what is left (bounded by the deadline) so the connection can be reused.
             for _ in response.stream(65536, decode_content=False):
                 if time.monotonic() - started > total_timeout:
                     break
@@ -111,9 +167,19 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
         error = f"timeout: no complete answer within {total_timeout:g} s" if duration > total_timeout else ""
         if 300 <= response.status < 400 and not error:
             error = f"redirect to {response.headers.get('Location', '?')[:200]} not followed"
-        return HttpResult(status=response.status, body_excerpt=excerpt.decode("utf-8", "replace"), error=error,
-                          duration_ms=int(duration * 1000))
+        return HttpResult(status=response.status, body_excerpt=_clean(excerpt.decode("utf-8", "replace")),
+                          error=_clean(error), duration_ms=int(duration * 1000))
     except RefusedAddress as exc:
-        return HttpResult(None, "", str(exc).split(": ", 1)[-1], int((time.monotonic() - started) * 1000))
-    except urllib3.exceptions.HTTPError as exc:
-        return HttpResult(None, "", f"{type(exc).__name__}: {exc}"[:500], int((time.monotonic() - started) * 1000))
+        return failed(str(exc).split(": ", 1)[-1])
+    except Exception as exc:  # urllib3's errors, a bad host name, a socket shut by the watchdog: all are failures
+        if watchdog.fired:
+            return failed(f"timeout: no complete answer within {total_timeout:g} s")
+        return failed(f"{type(exc).__name__}: {exc}")
+    finally:
+        watchdog.timer.cancel()
+        _attempt.watchdog = None
+
+
+def _clean(text: str) -> str:
+    """What a receiver answers is stored: PostgreSQL text cannot hold NUL characters."""
+    return text.replace("\x00", "\ufffd")

@@ -79,9 +79,18 @@ def endpoint_create(*, merchant: Merchant, livemode: bool, url: str, event_types
 def endpoint_update(*, endpoint: WebhookEndpoint, url: str, event_types: list[str], description: str,
                     enabled: bool) -> WebhookEndpoint:
     ssrf.webhook_url_validate(url, param="url")
-    endpoint.url, endpoint.description, endpoint.enabled = url, description, enabled
-    endpoint.event_types = _clean_event_types(event_types)
-    endpoint.save(update_fields=["url", "description", "enabled", "event_types"])
+    with transaction.atomic():
+        endpoint.url, endpoint.description, endpoint.enabled = url, description, enabled
+        endpoint.event_types = _clean_event_types(event_types)
+        endpoint.save(update_fields=["url", "description", "enabled", "event_types"])
+        # Retries still pending follow the endpoint: to its new URL, or nowhere once it is disabled. A retry whose
+        # event already has a delivery to the new URL is dropped (one delivery per event and URL).
+        pending = Delivery.objects.filter(endpoint=endpoint, status=Delivery.Status.PENDING)
+        if enabled:
+            pending.exclude(url=url).exclude(event__deliveries__url=url).update(url=url)
+        stopped = "endpoint disabled" if not enabled else "endpoint moved to another URL"
+        (pending.exclude(url=url) if enabled else pending).update(
+            status=Delivery.Status.FAILED, completed_at=timezone.now(), last_error=stopped)
     return endpoint
 
 

@@ -9,10 +9,12 @@ trailing dot.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
-from urllib.parse import urlsplit
 
 from django.conf import settings
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from config.errors import DomainError
 
@@ -70,6 +72,18 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)))
 
 
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+def _valid_host_name(host: str) -> bool:
+    """A DNS name the resolver accepts: IDNA-encodable, labels of 1 to 63 letters, digits and inner hyphens."""
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    return len(ascii_host) <= 253 and all(_LABEL.fullmatch(label) for label in ascii_host.split("."))
+
+
 def webhook_url_validate(url: str, *, param: str = "webhookUrl") -> str:
     """Refuse a URL we must never call. A name that does not resolve now is accepted: DNS can be down for a moment,
     and the address is checked again when we connect."""
@@ -81,24 +95,31 @@ def webhook_url_validate(url: str, *, param: str = "webhookUrl") -> str:
         raise refuse("it is empty")
     if len(url) > MAX_URL_LENGTH:
         raise refuse(f"it is longer than {MAX_URL_LENGTH} characters")
+    if "\\" in url or any(c.isspace() or ord(c) < 32 for c in url):
+        raise refuse("it contains a backslash, a space or a control character")
     try:
-        parts = urlsplit(url)
+        # Parsed as the delivery client (urllib3) parses it, so both see the same host.
+        parts = parse_url(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:
+    except (LocationParseError, ValueError) as exc:
         raise refuse("it is not a valid URL") from exc
     schemes = {"https", "http"} if settings.WEBHOOKS_ALLOW_HTTP else {"https"}
     if parts.scheme not in schemes:
         raise refuse("it must start with https://")
-    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+    if parts.auth is not None or "@" in (parts.netloc or ""):
         raise refuse("it must not contain credentials")
-    host = (parts.hostname or "").rstrip(".")
+    host = (parts.host or "").strip("[]").rstrip(".").lower()
     if not host:
         raise refuse("it has no host")
+    if "%" in host and parse_ip_literal(host.split("%")[0]) is None:
+        raise refuse("its host name is not valid")
     literal = parse_ip_literal(host)
     if literal is not None:
         if not allowed(literal):
             raise refuse("its address is not public")
         return url
+    if not _valid_host_name(host):
+        raise refuse("its host name is not valid")
     if host == "localhost" or host.endswith(".localhost"):
         if not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
             raise refuse("its address is not public")
