@@ -2,8 +2,13 @@
 
 The key is claimed by inserting a row before the request runs: the unique constraint on (merchant, mode, key) makes
 exactly one of any number of concurrent requests the owner; the others see the row and get 409 while it runs, the
-stored response once it finished, or 422 when their body or path differ. Only successful responses are stored: every
-error of this API leaves no effect behind, so a key whose request failed is released and can be used again.
+stored response once it finished, or 422 when their body or path differ.
+
+The request itself runs in one transaction with the storing of its response: its effect and the stored response
+commit together or not at all. A request that fails, or a process that dies half-way, leaves neither behind, so its
+key is released (or taken over once its claim is stale) and a retry runs the request again safely. Only successful
+responses are stored. A view that must call an outside system during the request (a payment rail) cannot hold a
+transaction across that call: it sets `idempotency_atomic = False` and makes the outside call idempotent itself.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -121,13 +127,14 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
         if claim.replay is not None:
             return claim.replay
         try:
-            response = handler(view, request, *args, **kwargs)
+            with transaction.atomic() if getattr(view, "idempotency_atomic", True) else nullcontext():
+                response = handler(view, request, *args, **kwargs)
+                if 200 <= response.status_code < 300:
+                    idempotency_complete(claim=claim, response=response)
         except BaseException:
             idempotency_release(claim=claim)
             raise
-        if 200 <= response.status_code < 300:
-            idempotency_complete(claim=claim, response=response)
-        else:
+        if not 200 <= response.status_code < 300:
             idempotency_release(claim=claim)
         return response
 
