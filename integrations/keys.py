@@ -54,16 +54,18 @@ def secret_matches(secret_key: str, digest: str) -> bool:
     return hmac.compare_digest(secret_digest(secret_key), digest)
 
 
+def derived_base62(label: bytes, length: int) -> str:
+    """A string only this installation can produce (an HMAC of SECRET_KEY), the same on every call."""
+    number = int.from_bytes(hmac.new(settings.SECRET_KEY.encode(), label, hashlib.sha512).digest(), "big")
+    chars = []
+    for _ in range(length):
+        number, index = divmod(number, 62)
+        chars.append(BASE62[index])
+    return "".join(chars)
+
+
 def demo_pair() -> KeyPair:
     """The demo merchant's test pair, derived from this installation's SECRET_KEY: `seed_demo` can print it on
     every run without storing the secret anywhere. Test mode only; never used for a live key."""
-    def derived(label: bytes, length: int) -> str:
-        number = int.from_bytes(hmac.new(settings.SECRET_KEY.encode(), label, hashlib.sha512).digest(), "big")
-        chars = []
-        for _ in range(length):
-            number, index = divmod(number, 62)
-            chars.append(BASE62[index])
-        return "".join(chars)
-
-    return KeyPair(public_key="pk_test_" + derived(b"demo-public-key", PUBLIC_KEY_LENGTH),
-                   secret_key="sk_test_" + derived(b"demo-secret-key", SECRET_KEY_LENGTH))
+    return KeyPair(public_key="pk_test_" + derived_base62(b"demo-public-key", PUBLIC_KEY_LENGTH),
+                   secret_key="sk_test_" + derived_base62(b"demo-secret-key", SECRET_KEY_LENGTH))

@@ -73,8 +73,8 @@ def test_createapikey_unknown_merchant():
 
 @pytest.mark.django_db
 def test_seed_demo_is_idempotent_and_its_keys_work(client):
-    first = json.loads(run("seed_demo", "--json"))
-    second = json.loads(run("seed_demo", "--json"))
+    first = json.loads(run("seed_demo", "--json", "--force"))
+    second = json.loads(run("seed_demo", "--json", "--force"))
 
     assert first == second
     assert Merchant.objects.count() == 1
@@ -85,3 +85,23 @@ def test_seed_demo_is_idempotent_and_its_keys_work(client):
     assert response.json()["name"] == "Loja Demo"
     assert response.json()["livemode"] is False
     assert client.login(username=first["email"], password=first["password"])
+
+
+@pytest.mark.django_db
+def test_seed_demo_passwords_are_this_installations_own(settings):
+    printed = json.loads(run("seed_demo", "--json", "--force"))
+    settings.SECRET_KEY = "another installation"
+
+    assert printed["password"] != json.loads(run("seed_demo", "--json", "--force"))["password"]
+    assert "demo-password" not in printed["password"] and printed["password"] != printed["staffPassword"]
+
+
+@pytest.mark.django_db
+def test_seed_demo_refuses_a_production_like_setup(settings, monkeypatch):
+    settings.DEBUG = False
+    monkeypatch.setattr("accounts.management.commands.seed_demo.development_database", lambda: False)
+
+    with pytest.raises(CommandError, match="development setup"):
+        run("seed_demo")
+
+    assert not Merchant.objects.exists()

@@ -49,7 +49,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"""
 Pagamentos is running (web, Celery worker and scheduler; SQLite and a file broker under .local/).
   Dashboard:  {base}/dashboard/   log in as {demo['email']} / {demo['password']}
-  Admin:      {base}/admin/       log in as {demo['staffEmail']} / {demo['password']}
+  Admin:      {base}/admin/       log in as {demo['staffEmail']} / {demo['staffPassword']}
   API docs:   {base}/docs
   Test keys:  public {demo['publicKey']}
               secret {demo['secretKey']}
