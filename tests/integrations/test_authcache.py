@@ -101,5 +101,26 @@ def test_the_gate_packet_is_what_the_generic_packer_builds():
 
     packet = _gate_packet(b"rl:authblock:::1", b"rl:key:pk_test_x:1", b"authv:pk_test_x")
 
-    assert packet == _pack([("GET", "rl:authblock:::1"), ("INCR", "rl:key:pk_test_x:1"),
-                            ("EXPIRE", "rl:key:pk_test_x:1", 2, "NX"), ("GET", "authv:pk_test_x")])
+    assert packet == _pack([("GET", "rl:authblock:::1"), ("SET", "rl:key:pk_test_x:1", 0, "EX", 2, "NX"),
+                            ("INCR", "rl:key:pk_test_x:1"), ("GET", "authv:pk_test_x")])
+
+
+@pytest.mark.redis
+def test_a_thread_per_request_server_does_not_exhaust_redis_connections():
+    import threading
+
+    errors = []
+
+    def request_in_a_new_thread():
+        try:
+            ratelimit.gate(ip="203.0.113.1", public_key="pk_test_" + "x" * 24)
+        except Exception as error:
+            errors.append(error)
+
+    for _ in range(150):  # more threads than the pool's 100 connections
+        thread = threading.Thread(target=request_in_a_new_thread)
+        thread.start()
+        thread.join()
+
+    assert errors == []
+    assert len(ratelimit.redis_client().connection_pool._in_use_connections) == 1
