@@ -13,7 +13,10 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"mess
 
 class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        record.request_id = request_id_var.get()
+        request_id = request_id_var.get()
+        if request_id == "-":  # Django logs a 500 after our middleware has returned: its record carries the request
+            request_id = getattr(getattr(record, "request", None), "request_id", "-")
+        record.request_id = request_id
         return True
 
 

@@ -26,6 +26,7 @@ def _local_secret_key() -> str:
     return path.read_text().strip()
 
 
+SECRET_KEY_FROM_ENVIRONMENT = bool(env.str("SECRET_KEY", default=""))
 SECRET_KEY = env.str("SECRET_KEY", default="") or _local_secret_key()
 # The key of the HMAC that digests API secrets. Separate from SECRET_KEY so that rotating the session key does not
 # invalidate every merchant's API keys; derived from it when not set.

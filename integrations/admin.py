@@ -23,6 +23,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # revoke instead: a revoked pair stays listed, and revoking reaches every process's key cache
+
     @admin.action(description="Revoke the selected key pairs")
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
         apply_to_each(request, queryset, lambda k: apikey_revoke(api_key=k), done="Revoked")

@@ -23,7 +23,10 @@ PUBLIC_KEY_PATTERN = re.compile(rf"pk_(test|live)_[0-9A-Za-z]{{{keys.PUBLIC_KEY_
 
 
 class ApiClient:
-    """The `request.user` of an API request: the merchant's server, not a person."""
+    """The `request.user` of an API request: the merchant's server, not a person.
+
+    `request.auth` (the key pair) and `request.auth.merchant` come from this process's key cache and are shared by
+    its requests: read them, never save them. A service that changes the merchant re-reads its row (locked)."""
 
     is_authenticated = True
     is_anonymous = False
@@ -118,11 +121,12 @@ class ApiKeyAuthentication(BaseAuthentication):
             logger.info("api.authentication_failed", extra={"public_key": public_key})
             raise InvalidApiKey()
         merchant = api_key.merchant
+        # Before the merchant checks, so their 403s carry the RateLimit-* headers too.
+        request.rate_limit = ratelimit.rate_limit_check(gate, limit=merchant.api_rate_limit or settings.API_RATE_LIMIT)
         if merchant.is_suspended:
             raise AccountSuspended()
         if api_key.livemode and not merchant.kyc_approved:
             raise KycNotApproved()
-        request.rate_limit = ratelimit.rate_limit_check(gate, limit=merchant.api_rate_limit or settings.API_RATE_LIMIT)
         apikey_touch(api_key=api_key)
         return ApiClient(api_key), api_key
 
@@ -134,10 +138,14 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     @staticmethod
     def _verified_key(public_key: str, secret_key: str, gate: ratelimit.Gate) -> ApiKey | None:
-        api_key = authcache.get(public_key, version=gate.version)
+        api_key = authcache.get(public_key, version=gate.version) if gate.version is not None else None
         if api_key is None:
             api_key = ApiKey.objects.select_related("merchant").filter(public_key=public_key).first()
-            if api_key is not None:
+            if api_key is not None and gate.version is None:
+                # No token yet (a new pair, an expired token, a flushed Redis): give it one and cache nothing now, so
+                # no entry can ever match an absent token that a later change could not move.
+                ratelimit.version_ensure(public_key)
+            elif api_key is not None:
                 authcache.put(api_key, version=gate.version)
         # Compare against a digest even for an unknown key, so timing does not tell which public keys exist.
         digest = api_key.secret_digest if api_key else "0" * 64

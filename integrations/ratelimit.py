@@ -186,6 +186,18 @@ def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
         raise CountersUnavailable() from error
 
 
+def version_ensure(public_key: str) -> None:
+    """Give a key pair a version token if it has none (another process may set one first: either will do)."""
+    token = os.urandom(16).hex()
+    try:
+        if redis_client() is not None:
+            _pipeline([("SET", version_key(public_key), token, "EX", 86400, "NX")])
+        else:
+            cache.add(version_key(public_key), token, timeout=86400)
+    except RedisError as error:
+        raise CountersUnavailable() from error
+
+
 def versions_bump(public_keys: list[str], token: str) -> None:
     if not public_keys:
         return

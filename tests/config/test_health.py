@@ -33,3 +33,13 @@ def test_env_example_lists_every_setting_read_from_the_environment():
     listed = set(re.findall(r"^([A-Z_]+)=", (settings.BASE_DIR / ".env.example").read_text(), re.M))
 
     assert read - listed == set()
+
+
+def test_deploy_check_refuses_a_machine_local_secret_key(settings):
+    from config.checks import keys_check
+
+    settings.SECRET_KEY_FROM_ENVIRONMENT = False
+    settings.API_KEY_DIGEST_KEY = ""
+    settings.WEBHOOK_SECRET_ENCRYPTION_KEY = "set"
+
+    assert [problem.id for problem in keys_check(None)] == ["pagamentos.E001", "pagamentos.W001"]

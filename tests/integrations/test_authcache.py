@@ -13,7 +13,8 @@ from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 
 @pytest.mark.django_db
 def test_a_warm_request_makes_no_database_query(api, django_assert_num_queries):
-    api.get("/account")
+    api.get("/account")  # gives the pair its version token
+    api.get("/account")  # caches it against that token
 
     with django_assert_num_queries(0):
         response = api.get("/account")
@@ -37,6 +38,7 @@ def test_a_change_made_by_another_process_is_seen_on_the_next_request(api, test_
 @pytest.mark.django_db
 def test_an_entry_older_than_the_backstop_is_reloaded(api, test_key):
     api_key, _ = test_key
+    api.get("/account")  # gives the pair its version token
     assert api.get("/account").status_code == 200
     ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())  # a change whose token was lost
     assert api.get("/account").status_code == 200  # within the backstop the entry still serves
@@ -124,3 +126,19 @@ def test_a_thread_per_request_server_does_not_exhaust_redis_connections():
 
     assert errors == []
     assert len(ratelimit.redis_client().connection_pool._in_use_connections) == 1
+
+
+@pytest.mark.django_db
+def test_a_flushed_cache_cannot_revive_a_revoked_key(api, test_key):
+    from django.core.cache import cache
+
+    api_key, _ = test_key
+    api.get("/account")
+    api.get("/account")
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())
+    ratelimit.versions_bump([api_key.public_key], "revoked")  # another process revoked it
+
+    cache.clear()  # then Redis restarts empty: the token is gone
+    response = api.get("/account")
+
+    assert response.status_code == 401
