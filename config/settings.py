@@ -237,6 +237,8 @@ WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default
 WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=60)
 # The sweeper re-enqueues a delivery this long past due and unclaimed (its message was lost).
 WEBHOOK_SWEEP_GRACE_SECONDS = env.float("WEBHOOK_SWEEP_GRACE_SECONDS", default=10.0)
+# The sweeper enqueues a delivery again only this long after its last message: time for a backlog to drain.
+WEBHOOK_REENQUEUE_SECONDS = env.float("WEBHOOK_REENQUEUE_SECONDS", default=60.0)
 # Retries due within this many seconds are enqueued with a countdown; later ones are left to the sweeper.
 WEBHOOK_MAX_ETA_SECONDS = env.int("WEBHOOK_MAX_ETA_SECONDS", default=600)
 # A delivery succeeds on a 2xx answered in full within WEBHOOK_TIMEOUT_SECONDS, connecting within the other.

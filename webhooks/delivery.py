@@ -62,7 +62,8 @@ _RECORD_SQL = """
     UPDATE webhooks_delivery
     SET locked_until = NULL, last_status_code = %(status_code)s, last_error = %(last_error)s, status = %(status)s,
         completed_at = %(completed_at)s, failures = %(failures)s,
-        next_attempt_at = COALESCE(%(next_attempt_at)s, next_attempt_at)
+        next_attempt_at = COALESCE(%(next_attempt_at)s, next_attempt_at),
+        enqueued_at = COALESCE(%(enqueued_at)s, enqueued_at)
     WHERE id = %(id)s AND locked_until = %(lease)s
 """
 
@@ -150,7 +151,10 @@ def _record(claim: Claim, result: http.HttpResult) -> float | None:
         if delay is None:
             fields.update(status=Delivery.Status.FAILED, completed_at=now, failures=failures)
         else:
-            fields.update(failures=failures, next_attempt_at=now + timedelta(seconds=delay))
+            next_attempt_at = now + timedelta(seconds=delay)
+            fields.update(failures=failures, next_attempt_at=next_attempt_at)
+            if delay <= settings.WEBHOOK_MAX_ETA_SECONDS:
+                fields["enqueued_at"] = next_attempt_at  # its message is due then
     # Conditional on our lease: if it expired and another worker took the row over, its outcome stands.
     updated = _record_write(claim, result, now, fields)
     logger.info("webhooks.delivery_attempt", extra={
@@ -176,6 +180,7 @@ def _record_write(claim: Claim, result: http.HttpResult, now: datetime, fields: 
             "last_error": fields["last_error"], "status": fields.get("status", Delivery.Status.PENDING),
             "completed_at": fields.get("completed_at"), "failures": fields.get("failures", delivery.failures),
             "next_attempt_at": fields.get("next_attempt_at"), "lease": claim.lease_until,
+            "enqueued_at": fields.get("enqueued_at"),
         })
         return cursor.rowcount
 
@@ -187,8 +192,13 @@ def deliveries_sweep(*, limit: int = 1000) -> int:
 
     now = timezone.now()
     overdue = now - timedelta(seconds=settings.WEBHOOK_SWEEP_GRACE_SECONDS)
-    ids = list(Delivery.objects.filter(_not_leased(now), status=Delivery.Status.PENDING, next_attempt_at__lte=overdue)
-               .order_by("next_attempt_at").values_list("id", flat=True)[:limit])
+    quiet = now - timedelta(seconds=settings.WEBHOOK_REENQUEUE_SECONDS)
+    candidates = (Delivery.objects.filter(_not_leased(now), status=Delivery.Status.PENDING,
+                                          next_attempt_at__lte=overdue)
+                  .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lte=quiet)))
+    ids = list(candidates.order_by("next_attempt_at").values_list("id", flat=True)[:limit])
+    # Conditional, so two sweepers at once enqueue each row once.
+    ids = [i for i in ids if candidates.filter(pk=i).update(enqueued_at=now)]
     for delivery_id in ids:
         task.delay(delivery_id=str(delivery_id))
     return len(ids)

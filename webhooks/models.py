@@ -110,6 +110,9 @@ class Delivery(models.Model):
     failures = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     locked_until = models.DateTimeField(null=True, blank=True)
+    # When a message for this delivery last went to the broker (for its due time): the sweeper leaves it alone for
+    # WEBHOOK_REENQUEUE_SECONDS after that, so a backlog is not flooded with duplicates.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

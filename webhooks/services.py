@@ -41,7 +41,7 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
         targets.setdefault(endpoint.url, endpoint)
     deliveries = Delivery.objects.bulk_create([
         Delivery(event=event, merchant=merchant, livemode=livemode, endpoint=endpoint, url=url, next_attempt_at=now,
-                 created_at=now)
+                 created_at=now, enqueued_at=now)
         for url, endpoint in targets.items()
     ])
     if deliveries:
@@ -163,7 +163,7 @@ def delivery_resend(*, delivery: Delivery) -> Delivery:
     with transaction.atomic():
         updated = Delivery.objects.filter(pk=delivery.pk).exclude(
             status=Delivery.Status.PENDING, locked_until__gt=now).update(
-            status=Delivery.Status.PENDING, failures=0, next_attempt_at=now, completed_at=None)
+            status=Delivery.Status.PENDING, failures=0, next_attempt_at=now, completed_at=None, enqueued_at=now)
         if not updated:
             raise InvalidState("This delivery is being sent right now")
         transaction.on_commit(lambda: _enqueue([str(delivery.pk)]))

@@ -194,16 +194,19 @@ def test_sweeper_enqueues_only_overdue_unleased_deliveries(receiver, monkeypatch
     leased = record(receiver.url("/c"), merchant)
     done = record(receiver.url("/d"), merchant)
     later = record(receiver.url("/e"), merchant)
-    Delivery.objects.filter(pk__in=[overdue.pk, leased.pk, done.pk]).update(next_attempt_at=now - timedelta(minutes=5))
+    Delivery.objects.filter(pk__in=[overdue.pk, leased.pk, done.pk]).update(next_attempt_at=now - timedelta(minutes=5),
+                                                                         enqueued_at=now - timedelta(minutes=5))
     Delivery.objects.filter(pk=leased.pk).update(locked_until=now + timedelta(seconds=20))
     Delivery.objects.filter(pk=done.pk).update(status="SUCCEEDED")
     Delivery.objects.filter(pk=later.pk).update(next_attempt_at=now + timedelta(hours=1))
 
     count = engine.deliveries_sweep()
+    again = engine.deliveries_sweep()
 
     assert count == 1
     assert enqueued == [str(overdue.pk)]
     assert just_due.pk not in enqueued
+    assert again == 0  # its message was just sent: not again before WEBHOOK_REENQUEUE_SECONDS
 
 
 @pytest.mark.postgres

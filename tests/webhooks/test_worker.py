@@ -87,6 +87,7 @@ def processes(transactional_db, settings):
         "WEBHOOK_RETRY_SCHEDULE": ",".join(str(s) for s in SCHEDULE),
         "WEBHOOK_SWEEP_INTERVAL_SECONDS": "1",
         "WEBHOOK_SWEEP_GRACE_SECONDS": "2",
+        "WEBHOOK_REENQUEUE_SECONDS": "3",
         "WEBHOOK_DELIVERY_LEASE_SECONDS": "4",
         "WEBHOOK_TIMEOUT_SECONDS": "1",
         "WEBHOOK_CONNECT_TIMEOUT_SECONDS": "1",
