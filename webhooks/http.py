@@ -8,6 +8,7 @@ down when the attempt's deadline passes, whatever it is waiting for.
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
 import socket
 import threading
@@ -69,9 +70,9 @@ class _Watchdog:
     def __init__(self, seconds: float):
         self.sock: socket.socket | None = None
         self.fired = False
+        self.done = False
+        self.deadline = time.monotonic() + seconds
         self.lock = threading.Lock()
-        self.timer = threading.Timer(seconds, self._fire)
-        self.timer.daemon = True
 
     def watch(self, sock: socket.socket | None) -> None:
         with self.lock:
@@ -81,8 +82,9 @@ class _Watchdog:
 
     def _fire(self) -> None:
         with self.lock:
-            self.fired = True
-            self._shutdown()
+            if not self.done:
+                self.fired = True
+                self._shutdown()
 
     def _shutdown(self) -> None:
         if self.sock is not None:
@@ -136,6 +138,37 @@ class HttpResult:
         return self.status is not None and 200 <= self.status < 300 and not self.error
 
 
+class _Deadlines:
+    """One thread per process watches every attempt's deadline (a thread per attempt would cost more than the
+    attempt's own work at hundreds of deliveries a second)."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, _Watchdog]] = []
+        self.condition = threading.Condition()
+        self.thread: threading.Thread | None = None
+        self.counter = 0
+
+    def add(self, watchdog: _Watchdog) -> None:
+        with self.condition:
+            if self.thread is None or not self.thread.is_alive():  # also after a fork
+                self.thread = threading.Thread(target=self._run, name="webhook-deadlines", daemon=True)
+                self.thread.start()
+            self.counter += 1
+            heapq.heappush(self.heap, (watchdog.deadline, self.counter, watchdog))
+            self.condition.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self.condition:
+                while not self.heap or self.heap[0][0] > time.monotonic():
+                    self.condition.wait(timeout=self.heap[0][0] - time.monotonic() if self.heap else None)
+                _, _, watchdog = heapq.heappop(self.heap)
+            watchdog._fire()
+
+
+_deadlines = _Deadlines()
+
+
 def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
     """POST once. Success is a 2xx answered in full within WEBHOOK_TIMEOUT_SECONDS; a 3xx is a failure. Never
     raises: whatever goes wrong is the attempt's error."""
@@ -149,7 +182,7 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
         return failed("refused: plain http:// is not allowed (WEBHOOKS_ALLOW_HTTP is off)")
     watchdog = _Watchdog(settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS + total_timeout)
     _attempt.watchdog = watchdog
-    watchdog.timer.start()
+    _deadlines.add(watchdog)
     try:
         response = manager().request(
             "POST", url, body=body, headers=headers, redirect=False, preload_content=False,
@@ -176,7 +209,9 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
             return failed(f"timeout: no complete answer within {total_timeout:g} s")
         return failed(f"{type(exc).__name__}: {exc}")
     finally:
-        watchdog.timer.cancel()
+        with watchdog.lock:
+            watchdog.done = True  # a deadline passing after the attempt touches nothing (the socket may be reused)
+            watchdog.sock = None
         _attempt.watchdog = None
 
 
