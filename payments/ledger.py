@@ -1,0 +1,92 @@
+"""The double-entry ledger: every movement of money is one transaction whose entries sum to zero.
+
+`post` must run inside the caller's database transaction, beside the status change that causes the movement (and
+its event), so the three commit together or not at all. It locks the accounts it touches in a fixed order (by id),
+so two movements over the same accounts queue instead of deadlocking; a caller that must check a balance first
+(a payout: "available ≥ amount + fee") takes the same locks with `lock` before deciding, and `post` reuses them.
+Amounts are integer cents, signed: positive adds to an account's balance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from accounts.models import Merchant
+from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction
+
+
+class UnbalancedTransaction(Exception):
+    """A programming error: the legs of a movement must sum to zero."""
+
+
+@dataclass(frozen=True)
+class Leg:
+    kind: AccountKind
+    amount: int
+    line_type: str
+
+
+def accounts_ensure(*, merchant: Merchant, livemode: bool) -> dict[str, LedgerAccount]:
+    """The merchant's accounts of a mode, created on first use (outside any lock: creation races are settled by the
+    unique constraint)."""
+    existing = {a.kind: a for a in LedgerAccount.objects.filter(merchant=merchant, livemode=livemode)}
+    missing = [kind for kind in AccountKind.values if kind not in existing]
+    if missing:
+        LedgerAccount.objects.bulk_create(
+            [LedgerAccount(merchant=merchant, livemode=livemode, kind=kind) for kind in missing],
+            ignore_conflicts=True)
+        existing = {a.kind: a for a in LedgerAccount.objects.filter(merchant=merchant, livemode=livemode)}
+    return existing
+
+
+def lock(*, merchant: Merchant, livemode: bool, kinds: Iterable[str]) -> dict[str, LedgerAccount]:
+    """Lock these accounts of the merchant, in id order, and return them as they are now."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("ledger.lock needs the caller's transaction")
+    ids = sorted(accounts_ensure(merchant=merchant, livemode=livemode)[kind].pk for kind in set(kinds))
+    rows = LedgerAccount.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    return {account.kind: account for account in rows}
+
+
+def post(*, merchant: Merchant, livemode: bool, legs: list[Leg], object_type: str, object_id: str,
+         reference_id: str = "", description: str = "") -> LedgerTransaction:
+    """Write one balanced movement. Zero legs (a fee of 0) are left out: a statement line of 0 says nothing."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("ledger.post needs the caller's transaction")
+    if any(isinstance(leg.amount, bool) or not isinstance(leg.amount, int) for leg in legs):
+        raise UnbalancedTransaction("amounts are integer cents")
+    legs = [leg for leg in legs if leg.amount != 0]
+    if not legs or sum(leg.amount for leg in legs) != 0:
+        raise UnbalancedTransaction(f"legs of {object_type} {object_id} must sum to zero: {legs}")
+    accounts = lock(merchant=merchant, livemode=livemode, kinds=[leg.kind for leg in legs])
+    with transaction.atomic():
+        movement = LedgerTransaction.objects.create(
+            merchant=merchant, livemode=livemode, object_type=object_type, object_id=str(object_id),
+            reference_id=reference_id, description=description[:255])
+        entries = []
+        for leg in legs:
+            account = accounts[leg.kind]
+            account.balance += leg.amount
+            entries.append(LedgerEntry(transaction=movement, account=account, amount=leg.amount,
+                                       line_type=leg.line_type, balance_after=account.balance,
+                                       created_at=movement.created_at))
+        for account in {a.pk: a for a in accounts.values()}.values():
+            LedgerAccount.objects.filter(pk=account.pk).update(balance=account.balance)
+        LedgerEntry.objects.bulk_create(entries)
+    return movement
+
+
+@dataclass(frozen=True)
+class Balance:
+    available: int
+    pending: int
+
+
+def balance_get(*, merchant: Merchant, livemode: bool) -> Balance:
+    balances = dict(LedgerAccount.objects.filter(merchant=merchant, livemode=livemode,
+                                                 kind__in=[AccountKind.AVAILABLE, AccountKind.PENDING])
+                    .values_list("kind", "balance"))
+    return Balance(available=balances.get(AccountKind.AVAILABLE, 0), pending=balances.get(AccountKind.PENDING, 0))

@@ -1,0 +1,43 @@
+"""Verify every invariant of the ledger; exit non-zero naming what drifted."""
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import F, Sum, Window
+
+from payments.models import LedgerAccount, LedgerEntry
+
+
+class Command(BaseCommand):
+    help = "Check the ledger: balances equal their entries, transactions and merchants sum to zero."
+
+    def handle(self, *args, **options) -> None:
+        problems: list[str] = []
+        sums = dict(LedgerEntry.objects.values("account_id").annotate(total=Sum("amount"))
+                    .values_list("account_id", "total"))
+        accounts = list(LedgerAccount.objects.order_by("pk"))
+        for account in accounts:
+            if account.balance != sums.get(account.pk, 0):
+                problems.append(f"account {account.pk} ({account}): balance {account.balance} but its entries sum to "
+                                f"{sums.get(account.pk, 0)}")
+        for txn_id, total in (LedgerEntry.objects.values("transaction_id").annotate(total=Sum("amount"))
+                              .exclude(total=0).values_list("transaction_id", "total")):
+            problems.append(f"transaction {txn_id}: entries sum to {total}, not 0")
+        running = LedgerEntry.objects.annotate(
+            running=Window(Sum("amount"), partition_by=[F("account_id")], order_by=F("id").asc()))
+        for entry in running.exclude(running=F("balance_after")).values("id", "account_id", "balance_after",
+                                                                        "running")[:100]:
+            problems.append(f"entry {entry['id']} of account {entry['account_id']}: balance_after "
+                            f"{entry['balance_after']} but the running sum is {entry['running']}")
+        totals: dict[tuple, int] = {}
+        for account in accounts:
+            key = (account.merchant_id, account.livemode)
+            totals[key] = totals.get(key, 0) + account.balance
+        for (merchant_id, livemode), total in totals.items():
+            if total != 0:
+                problems.append(f"merchant {merchant_id} ({'live' if livemode else 'test'}): accounts sum to {total}, "
+                                "not 0 (money was created or lost)")
+        if problems:
+            for problem in problems:
+                self.stderr.write(problem)
+            raise CommandError(f"ledger check failed: {len(problems)} problem(s)")
+        self.stdout.write(f"ledger ok: {len(accounts)} accounts, {sum(1 for _ in sums)} with entries, "
+                          f"{LedgerEntry.objects.count()} entries, every invariant holds")
