@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from accounts.apis import AccountApi
 from config.views import HealthApi, baseline
+from payments.apis import BalanceApi
 from webhooks.apis import EventDetailApi, EventListApi
 
 admin.site.site_header = "Pagamentos staff"
@@ -12,6 +13,7 @@ admin.site.site_title = "Pagamentos staff"
 
 api_patterns = [
     path("account", AccountApi.as_view(), name="account"),
+    path("balance", BalanceApi.as_view(), name="balance"),
     path("events", EventListApi.as_view(), name="events"),
     path("events/<str:event_id>", EventDetailApi.as_view(), name="event"),
 ]

@@ -181,3 +181,34 @@ def test_check_then_debit_under_the_lock_never_overdraws():
     assert results.count(False) == 26
     assert ledger.balance_get(merchant=merchant, livemode=False).available == 2
     assert check().startswith("ledger ok")
+
+
+@pytest.mark.django_db
+def test_get_balance_reads_the_ledger_of_the_key_pairs_mode(api, merchant):
+    pay_in(merchant, 10_000, 99)
+    pay_in(merchant, 7_000, 0, livemode=True, ref="live-order")
+
+    response = api.get("/balance")
+
+    assert response.status_code == 200
+    assert response.json() == {"available": 9_901, "pending": 0, "currency": "BRL", "livemode": False}
+
+
+@pytest.mark.django_db
+def test_get_balance_of_a_new_merchant_is_zero_and_needs_authentication(api, client):
+    assert api.get("/balance").json() == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert client.get("/balance").status_code == 401
+
+
+@pytest.mark.django_db
+def test_staff_see_the_ledger_read_only(client, merchant):
+    from tests.factories import UserFactory
+
+    movement = pay_in(merchant, 1_000, 10)
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    page = client.get(f"/admin/payments/ledgertransaction/{movement.pk}/change/")
+
+    assert page.status_code == 200
+    assert "payin_fee" in page.content.decode()
+    assert client.post(f"/admin/payments/ledgertransaction/{movement.pk}/delete/").status_code == 403
