@@ -119,6 +119,7 @@ class Delivery(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "deliveries"
         constraints = [models.UniqueConstraint(fields=["event", "url"], name="delivery_once_per_event_and_url")]
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),

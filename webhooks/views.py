@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -114,6 +116,7 @@ def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
         raise Http404
     return render(request, "webhooks/delivery_detail.html", {
         "delivery": delivery, "attempts": delivery.attempt_log.all()[:100],
+        "payload": json.dumps(delivery.event.payload, indent=2, ensure_ascii=False),
     })
 
 
