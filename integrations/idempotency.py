@@ -5,10 +5,11 @@ exactly one of any number of concurrent requests the owner; the others see the r
 stored response once it finished, or 422 when their body or path differ.
 
 The request itself runs in one transaction with the storing of its response: its effect and the stored response
-commit together or not at all. A request that fails, or a process that dies half-way, leaves neither behind, so its
-key is released (or taken over once its claim is stale) and a retry runs the request again safely. Only successful
-responses are stored. A view that must call an outside system during the request (a payment rail) cannot hold a
-transaction across that call: it sets `idempotency_atomic = False` and makes the outside call idempotent itself.
+commit together or not at all, and an error (raised or returned) rolls the effect back. For as long as that
+transaction lives, it holds a row lock on its claim. A claim found "in progress" is taken over only when it is both
+older than IDEMPOTENCY_LOCK_TIMEOUT_SECONDS and not locked (on PostgreSQL, `FOR UPDATE NOWAIT`): a live request keeps
+its claim however slow it is, while a dead process's lock died with its connection. Completing and releasing are
+conditional on the owner's token (the `locked_at` it wrote), so a former owner can never touch a new owner's claim.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -53,6 +53,7 @@ class IdempotencyKeyInUse(DomainError):
 @dataclass
 class Claim:
     row: IdempotencyKey
+    token: Any = None  # the locked_at this owner wrote
     replay: Response | None = None
 
 
@@ -74,7 +75,7 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
             with transaction.atomic():
                 row = IdempotencyKey.objects.create(**scope, method=method, path=path, body_digest=digest,
                                                     locked_at=now)
-            return Claim(row=row)
+            return Claim(row=row, token=now)
         except IntegrityError:
             row = IdempotencyKey.objects.filter(**scope).first()
         if row is None:
@@ -86,21 +87,38 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
                                                   headers={"Idempotent-Replayed": "true"}))
         if row.locked_at is not None and now - row.locked_at < lock_timeout:
             raise IdempotencyKeyInUse(param=HEADER)
-        # The owner died without finishing (a killed process): take the claim over, once, conditionally.
-        if IdempotencyKey.objects.filter(pk=row.pk, locked_at=row.locked_at, response_status__isnull=True).update(
-                locked_at=now):
-            return Claim(row=row)
+        if _take_over(row=row, now=now):
+            return Claim(row=row, token=now)
         raise IdempotencyKeyInUse(param=HEADER)
     raise IdempotencyKeyInUse(param=HEADER)
 
 
+def _take_over(*, row: IdempotencyKey, now) -> bool:
+    """Take over a stale claim, if its owner is dead: a live owner holds the row lock for as long as it runs."""
+    try:
+        with transaction.atomic():
+            stale = (IdempotencyKey.objects.select_for_update(nowait=True)
+                     .filter(pk=row.pk, locked_at=row.locked_at, response_status__isnull=True))
+            if not stale.exists():
+                return False
+            return bool(stale.update(locked_at=now))
+    except DatabaseError:  # the lock is held: its owner is alive, only slow
+        return False
+
+
+def _hold(*, claim: Claim) -> bool:
+    """Inside the request's transaction: lock our claim until commit, if it is still ours."""
+    return (IdempotencyKey.objects.select_for_update()
+            .filter(pk=claim.row.pk, locked_at=claim.token, response_status__isnull=True).exists())
+
+
 def idempotency_complete(*, claim: Claim, response: Response) -> None:
-    IdempotencyKey.objects.filter(pk=claim.row.pk).update(
+    IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token).update(
         response_status=response.status_code, response_body=response.data, locked_at=None)
 
 
 def idempotency_release(*, claim: Claim) -> None:
-    IdempotencyKey.objects.filter(pk=claim.row.pk, response_status__isnull=True).delete()
+    IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token, response_status__isnull=True).delete()
 
 
 def idempotency_keys_purge(*, older_than: timedelta | None = None) -> int:
@@ -127,10 +145,14 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
         if claim.replay is not None:
             return claim.replay
         try:
-            with transaction.atomic() if getattr(view, "idempotency_atomic", True) else nullcontext():
+            with transaction.atomic():
+                if not _hold(claim=claim):
+                    raise IdempotencyKeyInUse(param=HEADER)
                 response = handler(view, request, *args, **kwargs)
                 if 200 <= response.status_code < 300:
                     idempotency_complete(claim=claim, response=response)
+                else:
+                    transaction.set_rollback(True)  # an error leaves no effect, raised or returned
         except BaseException:
             idempotency_release(claim=claim)
             raise

@@ -1,5 +1,8 @@
 """The effect of an idempotent request and its stored response commit together (review finding)."""
 
+import threading
+import time
+
 import pytest
 from django.urls import path
 from rest_framework.request import Request
@@ -23,7 +26,27 @@ class EffectThenCrashApi(ApiView):
         return Response({"id": event.pk}, status=201)
 
 
-urlpatterns = [path("test/effect-then-crash", EffectThenCrashApi.as_view()), *project_urlpatterns]
+class EffectThenErrorResponseApi(ApiView):
+    """Writes its effect, then answers an error without raising."""
+
+    def post(self, request: Request) -> Response:
+        AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="effect")
+        return Response({"error": "refused after writing"}, status=409)
+
+
+class SlowEffectApi(ApiView):
+    def post(self, request: Request) -> Response:
+        event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="slow")
+        time.sleep(1.5)
+        return Response({"id": event.pk}, status=201)
+
+
+urlpatterns = [
+    path("test/effect-then-crash", EffectThenCrashApi.as_view()),
+    path("test/effect-then-error", EffectThenErrorResponseApi.as_view()),
+    path("test/slow", SlowEffectApi.as_view()),
+    *project_urlpatterns,
+]
 
 
 @pytest.mark.django_db
@@ -40,3 +63,42 @@ def test_a_failure_after_the_effect_rolls_it_back_so_the_retry_acts_once(api, se
     assert replay.status_code == 201 and replay["Idempotent-Replayed"] == "true"
     assert replay.json() == retry.json()
     assert AccountEvent.objects.filter(reason="effect").count() == 1
+
+
+@pytest.mark.django_db
+def test_an_error_returned_after_the_effect_rolls_it_back_and_frees_the_key(api, settings):
+    settings.ROOT_URLCONF = __name__
+
+    first = api.post("/test/effect-then-error", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-2")
+    second = api.post("/test/effect-then-error", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-2")
+
+    assert (first.status_code, second.status_code) == (409, 409)
+    assert AccountEvent.objects.filter(reason="effect").count() == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_request_past_the_lock_timeout_is_never_taken_over(api_client_for, settings):
+    from tests.factories import ApiKeyFactory
+
+    settings.ROOT_URLCONF = __name__
+    settings.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 0.5
+    key_pair = ApiKeyFactory.with_secret(livemode=False)
+    results = {}
+
+    def first_request():
+        from django.db import connections
+
+        results["first"] = api_client_for(*key_pair).post("/test/slow", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-3")
+        connections.close_all()
+
+    owner = threading.Thread(target=first_request)
+    owner.start()
+    time.sleep(0.9)  # the first request still runs, and its claim is older than the lock timeout
+    retry = api_client_for(*key_pair).post("/test/slow", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-3")
+    owner.join()
+
+    assert retry.status_code == 409
+    assert retry.json()["error"]["code"] == "idempotency_key_in_use"
+    assert results["first"].status_code == 201
+    assert AccountEvent.objects.filter(reason="slow").count() == 1
