@@ -188,13 +188,20 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
             "POST", url, body=body, headers=headers, redirect=False, preload_content=False,
             timeout=urllib3.Timeout(connect=settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS, read=total_timeout),
             retries=False)
+        complete = False
         try:
             excerpt = response.read(RESPONSE_EXCERPT_BYTES, decode_content=True) or b""
             # Drain what is left (bounded by the deadline) so the connection can be reused.
             for _ in response.stream(65536, decode_content=False):
                 if time.monotonic() - started > total_timeout:
                     break
+            else:
+                complete = True
         finally:
+            _stand_down(watchdog)  # before the socket can go to another thread's attempt
+            if not complete:
+                # Unread bytes would be taken for the next delivery's answer: never pool this connection.
+                response.close()
             response.release_conn()
         duration = time.monotonic() - started
         error = f"timeout: no complete answer within {total_timeout:g} s" if duration > total_timeout else ""
@@ -209,10 +216,14 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> HttpResult:
             return failed(f"timeout: no complete answer within {total_timeout:g} s")
         return failed(f"{type(exc).__name__}: {exc}")
     finally:
-        with watchdog.lock:
-            watchdog.done = True  # a deadline passing after the attempt touches nothing (the socket may be reused)
-            watchdog.sock = None
+        _stand_down(watchdog)
         _attempt.watchdog = None
+
+
+def _stand_down(watchdog: _Watchdog) -> None:
+    with watchdog.lock:
+        watchdog.done = True  # a deadline passing after the attempt touches nothing (the socket may be reused)
+        watchdog.sock = None
 
 
 def _clean(text: str) -> str:

@@ -154,3 +154,38 @@ def test_pending_retries_follow_an_edited_endpoint_and_stop_when_it_is_disabled(
                              enabled=False)
     pending.refresh_from_db()
     assert (pending.status, pending.last_error) == ("FAILED", "endpoint disabled")
+
+
+def test_a_half_read_answer_never_becomes_the_next_deliverys_answer(settings):
+    """A body still arriving at the deadline must not leave its tail in a pooled connection, where the next delivery
+    would read it as its own answer."""
+    from webhooks import http
+
+    settings.WEBHOOK_TIMEOUT_SECONDS = 1.0
+    settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS = 0.5
+    forged = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged"
+    filler = b"x" * (2048 + 65536)
+
+    def steady_body_then_forgery(connection):
+        connection.recv(65536)
+        body = filler + forged
+        connection.sendall(b"HTTP/1.1 500 Oops\r\nContent-Length: %d\r\n\r\n" % len(body) + filler[:2048])
+        piece = 65536 // 6 + 1
+        try:
+            for i in range(6):  # the body keeps coming, and is complete only after the 1 s budget
+                time.sleep(0.2)
+                connection.sendall(filler[2048 + i * piece: 2048 + min(65536, (i + 1) * piece)])
+            time.sleep(0.5)
+            connection.sendall(forged)  # read by the next request, if it came on this connection
+            time.sleep(5)
+        except OSError:
+            pass
+
+    port = raw_server(steady_body_then_forgery)
+    first = http.post(f"http://127.0.0.1:{port}/a", body=b"{}", headers={})
+    time.sleep(0.1)
+
+    second = http.post(f"http://127.0.0.1:{port}/b", body=b"{}", headers={})
+
+    assert first.status == 500 and first.error.startswith("timeout")
+    assert (second.status, second.body_excerpt) != (200, "forged")
