@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from config.errors import RateLimited, ServiceUnavailable
 
@@ -71,6 +72,7 @@ def _pack(commands: list[tuple]) -> bytes:
     return b"".join(parts)
 
 
+LOCK_WAIT_SECONDS = 0.2
 _connection_lock = threading.Lock()
 _connection: tuple[int, object] | None = None  # (pid, connection): a forked child must not share its parent's
 
@@ -81,7 +83,10 @@ def _send(packet: bytes, replies: int) -> list:
     a third of that again, while keeping one per thread would exhaust the pool under a thread-per-request server.
     A connection that failed is dropped, never reused half-read."""
     global _connection
-    with _connection_lock:
+    # Bounded: if Redis hangs, the threads of a process fail fast (503) instead of queueing a second each behind it.
+    if not _connection_lock.acquire(timeout=LOCK_WAIT_SECONDS):
+        raise RedisTimeoutError("the Redis connection of this process is busy")
+    try:
         if _connection is None or _connection[0] != os.getpid():
             _connection = (os.getpid(), redis_client().connection_pool.get_connection())
         connection = _connection[1]
@@ -93,6 +98,8 @@ def _send(packet: bytes, replies: int) -> list:
             connection.disconnect()
             redis_client().connection_pool.release(connection)
             raise
+    finally:
+        _connection_lock.release()
 
 
 def _pipeline(commands: list[tuple]) -> list:
@@ -130,7 +137,12 @@ def gate(*, ip: str, public_key: str) -> Gate:
             blocked, _, count, version = _send(packet, 4)
             return Gate(blocked=blocked is not None, count=int(count), version=_text(version), rate_key=rate_key)
         cache.add(rate_key, 0, timeout=RATE_WINDOW + 1)
-        return Gate(blocked=cache.get(_block_key(ip)) is not None, count=cache.incr(rate_key),
+        try:
+            count = cache.incr(rate_key)
+        except ValueError:  # expired between add and incr
+            cache.set(rate_key, 1, timeout=RATE_WINDOW + 1)
+            count = 1
+        return Gate(blocked=cache.get(_block_key(ip)) is not None, count=count,
                     version=cache.get(version_key(public_key)), rate_key=rate_key)
     except RedisError as error:
         raise CountersUnavailable() from error
@@ -149,7 +161,7 @@ def rate_count_release(gate_: Gate) -> None:
     """Take a request back out of the key pair's counter: a refused caller must not spend the merchant's budget."""
     try:
         if redis_client() is not None:
-            _pipeline([("DECR", gate_.rate_key)])
+            _pipeline([("DECR", gate_.rate_key), ("EXPIRE", gate_.rate_key, RATE_WINDOW + 1)])
         else:
             cache.decr(gate_.rate_key)
     except (RedisError, ValueError):
@@ -171,8 +183,8 @@ def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
     try:
         if redis_client() is not None:
             commands = [("SET", fail_key, 0, "EX", AUTH_FAILURE_WINDOW + 1, "NX"), ("INCR", fail_key)]
-            if rate_key:
-                commands.append(("DECR", rate_key))
+            if rate_key:  # EXPIRE again: a DECR after the window would otherwise leave a key with no expiry
+                commands += [("DECR", rate_key), ("EXPIRE", rate_key, RATE_WINDOW + 1)]
             failures = int(_pipeline(commands)[1])
             if failures >= settings.API_AUTH_FAILURES_PER_MINUTE:
                 _pipeline([("SET", _block_key(ip), 1, "EX", AUTH_FAILURE_WINDOW)])
