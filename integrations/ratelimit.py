@@ -72,7 +72,8 @@ def _pack(commands: list[tuple]) -> bytes:
     return b"".join(parts)
 
 
-LOCK_WAIT_SECONDS = 0.2
+# As long as one exchange may take (the socket timeout): threads of a process never queue longer than that.
+LOCK_WAIT_SECONDS = 1.0
 _connection_lock = threading.Lock()
 _connection: tuple[int, object] | None = None  # (pid, connection): a forked child must not share its parent's
 
