@@ -1,15 +1,16 @@
 """The double-entry ledger: every movement of money is one transaction whose entries sum to zero.
 
 `post` must run inside the caller's database transaction, beside the status change that causes the movement (and
-its event), so the three commit together or not at all. It locks the accounts it touches in a fixed order (by id),
-so two movements over the same accounts queue instead of deadlocking; a caller that must check a balance first
-(a payout: "available ≥ amount + fee") takes the same locks with `lock` before deciding, and `post` reuses them.
+its event), so the three commit together or not at all. A movement locks all of its merchant's accounts of the mode,
+in id order: whatever a transaction locks first, it locks everything, so a later call in the same transaction can
+never take the locks out of order (no deadlocks). A caller that must check a balance first (a payout: "available ≥
+amount + fee") calls `lock`, decides, and passes the locked accounts to `post`, which updates those very objects:
+a second check in the same transaction sees the new balance.
 Amounts are integer cents, signed: positive adds to an account's balance.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -42,17 +43,18 @@ def accounts_ensure(*, merchant: Merchant, livemode: bool) -> dict[str, LedgerAc
     return existing
 
 
-def lock(*, merchant: Merchant, livemode: bool, kinds: Iterable[str]) -> dict[str, LedgerAccount]:
-    """Lock these accounts of the merchant, in id order, and return them as they are now."""
+def lock(*, merchant: Merchant, livemode: bool) -> dict[str, LedgerAccount]:
+    """Lock all the merchant's accounts of the mode, in id order, and return them as they are now."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.lock needs the caller's transaction")
-    ids = sorted(accounts_ensure(merchant=merchant, livemode=livemode)[kind].pk for kind in set(kinds))
+    ids = sorted(account.pk for account in accounts_ensure(merchant=merchant, livemode=livemode).values())
     rows = LedgerAccount.objects.select_for_update().filter(pk__in=ids).order_by("pk")
     return {account.kind: account for account in rows}
 
 
 def post(*, merchant: Merchant, livemode: bool, legs: list[Leg], object_type: str, object_id: str,
-         reference_id: str = "", description: str = "") -> LedgerTransaction:
+         reference_id: str = "", description: str = "",
+         accounts: dict[str, LedgerAccount] | None = None) -> LedgerTransaction:
     """Write one balanced movement. Zero legs (a fee of 0) are left out: a statement line of 0 says nothing."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.post needs the caller's transaction")
@@ -61,7 +63,10 @@ def post(*, merchant: Merchant, livemode: bool, legs: list[Leg], object_type: st
     legs = [leg for leg in legs if leg.amount != 0]
     if not legs or sum(leg.amount for leg in legs) != 0:
         raise UnbalancedTransaction(f"legs of {object_type} {object_id} must sum to zero: {legs}")
-    accounts = lock(merchant=merchant, livemode=livemode, kinds=[leg.kind for leg in legs])
+    if accounts is None:
+        accounts = lock(merchant=merchant, livemode=livemode)
+    elif {a.merchant_id for a in accounts.values()} != {merchant.pk}:
+        raise UnbalancedTransaction("the locked accounts belong to another merchant")
     with transaction.atomic():
         movement = LedgerTransaction.objects.create(
             merchant=merchant, livemode=livemode, object_type=object_type, object_id=str(object_id),

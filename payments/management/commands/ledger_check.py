@@ -1,6 +1,7 @@
 """Verify every invariant of the ledger; exit non-zero naming what drifted."""
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
 from django.db.models import F, Sum, Window
 
 from payments.models import LedgerAccount, LedgerEntry
@@ -10,6 +11,21 @@ class Command(BaseCommand):
     help = "Check the ledger: balances equal their entries, transactions and merchants sum to zero."
 
     def handle(self, *args, **options) -> None:
+        # One consistent snapshot: read while movements commit, separate queries would see different moments and
+        # report drift that is not there.
+        outermost = not connection.in_atomic_block  # inside a caller's transaction, its snapshot is the one we have
+        with transaction.atomic():
+            if connection.vendor == "postgresql" and outermost:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            problems, summary = self.inspect()
+        if problems:
+            for problem in problems:
+                self.stderr.write(problem)
+            raise CommandError(f"ledger check failed: {len(problems)} problem(s)")
+        self.stdout.write(summary)
+
+    def inspect(self) -> tuple[list[str], str]:
         problems: list[str] = []
         sums = dict(LedgerEntry.objects.values("account_id").annotate(total=Sum("amount"))
                     .values_list("account_id", "total"))
@@ -35,9 +51,5 @@ class Command(BaseCommand):
             if total != 0:
                 problems.append(f"merchant {merchant_id} ({'live' if livemode else 'test'}): accounts sum to {total}, "
                                 "not 0 (money was created or lost)")
-        if problems:
-            for problem in problems:
-                self.stderr.write(problem)
-            raise CommandError(f"ledger check failed: {len(problems)} problem(s)")
-        self.stdout.write(f"ledger ok: {len(accounts)} accounts, {sum(1 for _ in sums)} with entries, "
+        return problems, (f"ledger ok: {len(accounts)} accounts, {len(sums)} with entries, "
                           f"{LedgerEntry.objects.count()} entries, every invariant holds")
