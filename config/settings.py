@@ -121,6 +121,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_broker_dir / "control"),  # kombu's default is the working directory
         "store_processed": False,
     }
+# Without it, Celery's Django fixup closes the database connection before and after every task, so each webhook
+# delivery would open a new PostgreSQL connection. Connections are recycled every 2 x this many tasks.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
