@@ -14,7 +14,7 @@ from django.utils.html import format_html
 from accounts import services
 from accounts.forms import RejectForm
 from accounts.models import AccountEvent, KycSubmission, Merchant, User
-from config.admin import apply_to_each
+from config.admin import ReadOnlyAdmin, apply_to_each
 from integrations import authcache
 
 
@@ -134,16 +134,7 @@ class MerchantAdmin(admin.ModelAdmin):
 
 
 @admin.register(AccountEvent)
-class AccountEventAdmin(admin.ModelAdmin):
+class AccountEventAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "merchant", "action", "from_status", "to_status", "actor", "reason"]
     list_filter = ["action"]
     search_fields = ["merchant__name", "actor__email"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False

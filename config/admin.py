@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from config.errors import DomainError
@@ -21,3 +21,16 @@ def apply_to_each(request: HttpRequest, objects: Iterable, action: Callable[[obj
             messages.error(request, f"{obj}: {error.message}")
     if succeeded:
         messages.success(request, f"{done}: {succeeded}.")
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records staff may look at but never add, edit or delete (ledgers, events, audit trails)."""
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -3,18 +3,8 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from config.admin import ReadOnlyAdmin
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 class LedgerEntryInline(admin.TabularInline):
@@ -28,7 +18,7 @@ class LedgerEntryInline(admin.TabularInline):
 
 
 @admin.register(LedgerAccount)
-class LedgerAccountAdmin(ReadOnly):
+class LedgerAccountAdmin(ReadOnlyAdmin):
     list_display = ["merchant", "livemode", "kind", "balance"]
     list_filter = ["kind", "livemode"]
     search_fields = ["merchant__name"]
@@ -36,7 +26,7 @@ class LedgerAccountAdmin(ReadOnly):
 
 
 @admin.register(LedgerTransaction)
-class LedgerTransactionAdmin(ReadOnly):
+class LedgerTransactionAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "merchant", "livemode", "object_type", "object_id", "reference_id"]
     list_filter = ["object_type", "livemode"]
     search_fields = ["=object_id", "reference_id", "merchant__name"]

@@ -4,20 +4,9 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from config.admin import apply_to_each
+from config.admin import ReadOnlyAdmin, apply_to_each
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 @admin.register(Event)
