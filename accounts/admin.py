@@ -14,7 +14,7 @@ from django.utils.html import format_html
 from accounts import services
 from accounts.forms import RejectForm
 from accounts.models import AccountEvent, KycSubmission, Merchant, User
-from config.admin import ReadOnlyAdmin, apply_to_each
+from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 from integrations import authcache
 
 
@@ -50,17 +50,12 @@ class KycSubmissionInline(admin.StackedInline):
         return format_html('<a href="{}">Download {}</a>', url, submission.document_file.name.rsplit("/", 1)[-1])
 
 
-class AccountEventInline(admin.TabularInline):
+class AccountEventInline(ReadOnlyInline):
     model = AccountEvent
     fk_name = "merchant"
-    extra = 0
-    can_delete = False
     readonly_fields = ["created_at", "action", "from_status", "to_status", "actor", "reason"]
     fields = readonly_fields
     verbose_name_plural = "Audit trail"
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Merchant)

@@ -34,3 +34,13 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown inside their parent's page, never added or deleted there (entries, attempts, audit lines)."""
+
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -1,20 +1,14 @@
 """Staff see the ledger read-only: corrections are new movements, never edits."""
 
 from django.contrib import admin
-from django.http import HttpRequest
 
-from config.admin import ReadOnlyAdmin
+from config.admin import ReadOnlyAdmin, ReadOnlyInline
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction
 
 
-class LedgerEntryInline(admin.TabularInline):
+class LedgerEntryInline(ReadOnlyInline):
     model = LedgerEntry
-    extra = 0
-    can_delete = False
     fields = readonly_fields = ["account", "line_type", "amount", "balance_after", "created_at"]
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 @admin.register(LedgerAccount)

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from config.admin import ReadOnlyAdmin, apply_to_each
+from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 
@@ -17,14 +17,9 @@ class EventAdmin(ReadOnlyAdmin):
     list_select_related = ["merchant"]
 
 
-class DeliveryAttemptInline(admin.TabularInline):
+class DeliveryAttemptInline(ReadOnlyInline):
     model = DeliveryAttempt
-    extra = 0
-    can_delete = False
     fields = readonly_fields = ["attempted_at", "status_code", "error", "duration_ms", "response_excerpt"]
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 @admin.register(Delivery)
