@@ -8,6 +8,6 @@ def dashboard(request: HttpRequest) -> dict:
         return {}
     return {
         "merchant": getattr(request, "merchant", None),
-        "livemode": request.session.get("livemode", False),
+        "livemode": getattr(request, "livemode", False),
         "simulated_live": settings.PAYMENTS_RAIL == "simulator",
     }

@@ -21,12 +21,14 @@ from config.errors import DomainError
 
 
 def merchant_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Log-in required, and the user must own a merchant; `request.merchant` is set for the view and templates."""
+    """Log-in required, and the user must own a merchant; `request.merchant` and `request.livemode` (the session's
+    mode, test unless switched) are set for the view and templates."""
 
     @login_required
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         request.merchant = merchant_of(request.user)
+        request.livemode = request.session.get("livemode", False)
         if request.merchant is None:
             return render(request, "accounts/no_merchant.html", status=403)
         return view(request, *args, **kwargs)
@@ -75,7 +77,7 @@ class LoginView(auth_views.LoginView):
 @merchant_required
 def overview(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/overview.html", {"api_keys": request.merchant.api_keys.filter(
-        revoked_at__isnull=True, livemode=request.session.get("livemode", False)).count()})
+        revoked_at__isnull=True, livemode=request.livemode).count()})
 
 
 @require_POST

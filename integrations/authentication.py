@@ -6,6 +6,7 @@ import base64
 import binascii
 import logging
 import re
+from typing import NoReturn
 
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
@@ -56,17 +57,20 @@ def client_ip(request: Request) -> str:
     return meta.get("REMOTE_ADDR", "")
 
 
+BASIC_FORMAT = "The Authorization header must be: Basic base64(PUBLIC_KEY:SECRET_KEY)"
+
+
 def _basic_credentials(header: str) -> tuple[str, str]:
     scheme, _, encoded = header.partition(" ")
     if scheme.lower() != "basic" or not encoded.strip():
-        raise InvalidApiKey("The Authorization header must be: Basic base64(PUBLIC_KEY:SECRET_KEY)")
+        raise InvalidApiKey(BASIC_FORMAT)
     try:
         decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidApiKey("The Authorization header must be: Basic base64(PUBLIC_KEY:SECRET_KEY)") from exc
+        raise InvalidApiKey(BASIC_FORMAT) from exc
     public_key, sep, secret_key = decoded.partition(":")
     if not sep or not public_key or not secret_key:
-        raise InvalidApiKey("The Authorization header must be: Basic base64(PUBLIC_KEY:SECRET_KEY)")
+        raise InvalidApiKey(BASIC_FORMAT)
     return public_key, secret_key
 
 
@@ -96,10 +100,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         ip = client_ip(request)
         try:
             credentials = read_credentials(request)
-        except InvalidApiKey:
-            self._refuse_blocked(ratelimit.ip_blocked(ip))
-            ratelimit.auth_failure_record(ip)
-            raise
+        except InvalidApiKey as error:
+            self._fail_before_lookup(ip, error)
         if credentials is None:
             self._refuse_blocked(ratelimit.ip_blocked(ip))
             return None
@@ -107,10 +109,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         # Only what looks like a public key goes further: a client that swapped its pair must not put its secret
         # into a cache key, a query or a log line.
         if PUBLIC_KEY_PATTERN.fullmatch(public_key) is None:
-            self._refuse_blocked(ratelimit.ip_blocked(ip))
-            ratelimit.auth_failure_record(ip)
             logger.info("api.authentication_failed", extra={"public_key": "(not a public key)"})
-            raise InvalidApiKey()
+            self._fail_before_lookup(ip, InvalidApiKey())
         gate = ratelimit.gate(ip=ip, public_key=public_key)
         if gate.blocked:
             ratelimit.rate_count_release(gate)
@@ -129,6 +129,12 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise KycNotApproved()
         apikey_touch(api_key=api_key)
         return ApiClient(api_key), api_key
+
+    def _fail_before_lookup(self, ip: str, error: InvalidApiKey) -> NoReturn:
+        """Credentials refused before any key was looked up: a blocked IP hears 429, others 401, and it counts."""
+        self._refuse_blocked(ratelimit.ip_blocked(ip))
+        ratelimit.auth_failure_record(ip)
+        raise error
 
     @staticmethod
     def _refuse_blocked(blocked: bool) -> None:

@@ -23,6 +23,7 @@ from config.errors import RateLimited, ServiceUnavailable
 
 AUTH_FAILURE_WINDOW = 60
 RATE_WINDOW = 1
+VERSION_TOKEN_TTL = 86400  # an expired token only means one reload from the database
 
 
 @dataclass(frozen=True)
@@ -158,15 +159,27 @@ def ip_blocked(ip: str) -> bool:
         raise CountersUnavailable() from error
 
 
+def _release_commands(rate_key: str) -> list[tuple]:
+    # EXPIRE again: a DECR after the window would otherwise leave a key with no expiry.
+    return [("DECR", rate_key), ("EXPIRE", rate_key, RATE_WINDOW + 1)]
+
+
+def _release_locally(rate_key: str) -> None:
+    try:
+        cache.decr(rate_key)
+    except ValueError:
+        pass  # the window is over: nothing left to give back
+
+
 def rate_count_release(gate_: Gate) -> None:
     """Take a request back out of the key pair's counter: a refused caller must not spend the merchant's budget."""
     try:
         if redis_client() is not None:
-            _pipeline([("DECR", gate_.rate_key), ("EXPIRE", gate_.rate_key, RATE_WINDOW + 1)])
+            _pipeline(_release_commands(gate_.rate_key))
         else:
-            cache.decr(gate_.rate_key)
-    except (RedisError, ValueError):
-        pass  # the window is over or the cache is away: nothing left to give back
+            _release_locally(gate_.rate_key)
+    except RedisError:
+        pass  # the cache is away: nothing to give back to
 
 
 def rate_limit_check(gate_: Gate, *, limit: int) -> RateLimitState:
@@ -184,15 +197,15 @@ def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
     try:
         if redis_client() is not None:
             commands = [("SET", fail_key, 0, "EX", AUTH_FAILURE_WINDOW + 1, "NX"), ("INCR", fail_key)]
-            if rate_key:  # EXPIRE again: a DECR after the window would otherwise leave a key with no expiry
-                commands += [("DECR", rate_key), ("EXPIRE", rate_key, RATE_WINDOW + 1)]
+            if rate_key:
+                commands += _release_commands(rate_key)
             failures = int(_pipeline(commands)[1])
             if failures >= settings.API_AUTH_FAILURES_PER_MINUTE:
                 _pipeline([("SET", _block_key(ip), 1, "EX", AUTH_FAILURE_WINDOW)])
             return
         cache.add(fail_key, 0, timeout=AUTH_FAILURE_WINDOW + 1)
         if rate_key:
-            cache.decr(rate_key)
+            _release_locally(rate_key)
         if cache.incr(fail_key) >= settings.API_AUTH_FAILURES_PER_MINUTE:
             cache.set(_block_key(ip), 1, timeout=AUTH_FAILURE_WINDOW)
     except RedisError as error:
@@ -204,9 +217,9 @@ def version_ensure(public_key: str) -> None:
     token = os.urandom(16).hex()
     try:
         if redis_client() is not None:
-            _pipeline([("SET", version_key(public_key), token, "EX", 86400, "NX")])
+            _pipeline([("SET", version_key(public_key), token, "EX", VERSION_TOKEN_TTL, "NX")])
         else:
-            cache.add(version_key(public_key), token, timeout=86400)
+            cache.add(version_key(public_key), token, timeout=VERSION_TOKEN_TTL)
     except RedisError as error:
         raise CountersUnavailable() from error
 
@@ -215,6 +228,6 @@ def versions_bump(public_keys: list[str], token: str) -> None:
     if not public_keys:
         return
     if redis_client() is not None:
-        _pipeline([("SET", version_key(key), token, "EX", 86400) for key in public_keys])
+        _pipeline([("SET", version_key(key), token, "EX", VERSION_TOKEN_TTL) for key in public_keys])
     else:
-        cache.set_many({version_key(key): token for key in public_keys}, timeout=86400)
+        cache.set_many({version_key(key): token for key in public_keys}, timeout=VERSION_TOKEN_TTL)

@@ -40,7 +40,7 @@ def render_integrations_page(request: HttpRequest, *, new_key: ApiKey | None = N
     from webhooks.forms import EndpointForm
     from webhooks.selectors import endpoint_list
 
-    livemode = request.session.get("livemode", False)
+    livemode = request.livemode
     response = render(request, "integrations/integrations.html", {
         "form": _new_form(request, mode="live" if livemode else "test"),
         "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import timedelta
 
@@ -16,6 +17,7 @@ from config.ids import uuid7
 from webhooks import signing, ssrf
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint, WebhookSecret
 
+logger = logging.getLogger(__name__)
 SECRET_ROTATION_GRACE = timedelta(hours=24)
 
 
@@ -57,9 +59,7 @@ def _enqueue(delivery_ids: list[str]) -> None:
         try:
             delivery_attempt.delay(delivery_id=delivery_id)
         except Exception:  # the broker is down: the row is due, and the sweeper will enqueue it again
-            import logging
-
-            logging.getLogger(__name__).warning("webhooks.enqueue_failed", extra={"delivery_id": delivery_id})
+            logger.warning("webhooks.enqueue_failed", extra={"delivery_id": delivery_id})
             return
 
 

@@ -18,12 +18,8 @@ from webhooks.forms import EndpointForm
 from webhooks.models import Delivery, WebhookEndpoint
 
 
-def _livemode(request: HttpRequest) -> bool:
-    return request.session.get("livemode", False)
-
-
 def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
-    endpoint = WebhookEndpoint.objects.filter(merchant=request.merchant, livemode=_livemode(request),
+    endpoint = WebhookEndpoint.objects.filter(merchant=request.merchant, livemode=request.livemode,
                                               pk=endpoint_id).first()
     if endpoint is None:
         raise Http404
@@ -34,7 +30,7 @@ def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
 @merchant_required
 def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
     # A POST, so the secret is never in a URL, a browser history or an access log; the page is not cached.
-    secret = services.signing_secret_reveal(merchant=request.merchant, livemode=_livemode(request))
+    secret = services.signing_secret_reveal(merchant=request.merchant, livemode=request.livemode)
     return render_integrations_page(request, revealed_signing_secret=secret)
 
 
@@ -43,7 +39,7 @@ def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
 def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
-    secret = services.signing_secret_rotate(merchant=request.merchant, livemode=_livemode(request))
+    secret = services.signing_secret_rotate(merchant=request.merchant, livemode=request.livemode)
     messages.success(request, "Signing secret rotated. For 24 hours every webhook is signed with both the new and "
                               "the old secret, so update your receiver now.")
     return render_integrations_page(request, revealed_signing_secret=secret)
@@ -57,7 +53,7 @@ def endpoint_create(request: HttpRequest) -> HttpResponse:
     form = EndpointForm(request.POST)
     if form.is_valid():
         try:
-            services.endpoint_create(merchant=request.merchant, livemode=_livemode(request),
+            services.endpoint_create(merchant=request.merchant, livemode=request.livemode,
                                      url=form.cleaned_data["url"], event_types=form.cleaned_data["event_types"],
                                      description=form.cleaned_data["description"])
         except DomainError as error:
@@ -103,7 +99,7 @@ def deliveries(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status") or None
     if status not in (None, *Delivery.Status.values):
         status = None
-    rows = selectors.delivery_list(merchant=request.merchant, livemode=_livemode(request), status=status)
+    rows = selectors.delivery_list(merchant=request.merchant, livemode=request.livemode, status=status)
     page = Paginator(rows.order_by("-created_at", "-id"), 50).get_page(request.GET.get("page"))
     return render(request, "webhooks/deliveries.html", {"page": page, "status": status,
                                                          "statuses": Delivery.Status.values})
@@ -111,7 +107,7 @@ def deliveries(request: HttpRequest) -> HttpResponse:
 
 @merchant_required
 def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
-    delivery = selectors.delivery_get(merchant=request.merchant, livemode=_livemode(request), delivery_id=delivery_id)
+    delivery = selectors.delivery_get(merchant=request.merchant, livemode=request.livemode, delivery_id=delivery_id)
     if delivery is None:
         raise Http404
     return render(request, "webhooks/delivery_detail.html", {
@@ -125,7 +121,7 @@ def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
 def delivery_resend(request: HttpRequest, delivery_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
-    delivery = selectors.delivery_get(merchant=request.merchant, livemode=_livemode(request), delivery_id=delivery_id)
+    delivery = selectors.delivery_get(merchant=request.merchant, livemode=request.livemode, delivery_id=delivery_id)
     if delivery is None:
         raise Http404
     try:
