@@ -65,8 +65,13 @@ class MerchantAdmin(admin.ModelAdmin):
     search_fields = ["name", "owner__email", "kyc__document", "kyc__legal_name"]
     readonly_fields = ["id", "owner", "kyc_status", "kyc_rejection_reason", "is_suspended", "suspended_at",
                        "created_at"]
-    fields = ["id", "name", "owner", "kyc_status", "kyc_rejection_reason", "is_suspended", "suspended_at",
-              "api_rate_limit", "created_at"]
+    fieldsets = [
+        (None, {"fields": ["id", "name", "owner", "kyc_status", "kyc_rejection_reason", "is_suspended",
+                           "suspended_at", "api_rate_limit", "created_at"]}),
+        ("Fees and limits (empty: the default setting)", {"fields": [
+            "pix_fee_bps", "card_fee_bps", "card_fee_fixed", "boleto_fee_fixed", "payout_fee_fixed",
+            "charge_max_amount", "payout_max_amount", "payout_daily_max", "card_settlement_days"]}),
+    ]
     inlines = [KycSubmissionInline, AccountEventInline]
     actions = ["approve_kyc", "reject_kyc", "suspend", "reactivate"]
     ordering = ["-created_at"]

@@ -63,6 +63,26 @@ class Merchant(models.Model):
     suspended_at = models.DateTimeField(null=True, blank=True)
     api_rate_limit = models.PositiveIntegerField(
         null=True, blank=True, help_text="Requests per second per key pair; empty means the default (API_RATE_LIMIT).")
+    # Pricing and limits: empty means the default of the setting named in the help text (SPEC §4.1, §5).
+    pix_fee_bps = models.PositiveIntegerField(
+        null=True, blank=True, help_text="PIX pay-in fee in basis points (99 = 0.99%); default FEE_PIX_BPS.")
+    card_fee_bps = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Card fee in basis points (399 = 3.99%); default FEE_CARD_BPS.")
+    card_fee_fixed = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Card fee, fixed part in cents; default FEE_CARD_FIXED.")
+    boleto_fee_fixed = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Boleto fee in cents; default FEE_BOLETO_FIXED.")
+    payout_fee_fixed = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Payout fee in cents; default FEE_PAYOUT_FIXED.")
+    charge_max_amount = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Largest charge in cents; default CHARGE_MAX_AMOUNT.")
+    payout_max_amount = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Largest payout in cents; default PAYOUT_MAX_AMOUNT.")
+    payout_daily_max = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Payouts per day (America/Sao_Paulo) in cents; default PAYOUT_DAILY_MAX.")
+    card_settlement_days = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Days before live card money becomes available; default CARD_SETTLEMENT_DAYS (test mode: 0).")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

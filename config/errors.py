@@ -48,6 +48,21 @@ class UnknownField(DomainError):
     message = "The request has unknown fields"
 
 
+class AmountTooSmall(DomainError):
+    code = "amount_too_small"
+    message = "The amount is below the minimum for this payment method"
+
+
+class AmountTooLarge(DomainError):
+    code = "amount_too_large"
+    message = "The amount is above the maximum per charge"
+
+
+class LiveCardInTestMode(DomainError):
+    code = "live_card_in_test_mode"
+    message = "Test mode accepts only test card numbers"
+
+
 class MalformedJson(DomainError):
     code = "malformed_json"
     message = "The request body is not valid JSON"
@@ -174,8 +189,17 @@ def flatten_errors(errors: Any, path: str = "") -> list[dict]:
     return [{"param": path or None, "code": getattr(errors, "code", "invalid"), "message": str(errors)}]
 
 
+# A request whose every problem is of one of these kinds gets that kind as its top-level code, so a client can branch
+# on `code` alone; any mix is a plain `validation_error`, with each problem's own code in `details`.
+_SINGLE_KIND_ERRORS: dict[str, type[DomainError]] = {
+    error_class.code: error_class for error_class in (UnknownField, AmountTooSmall, AmountTooLarge, LiveCardInTestMode)
+}
+
+
 def validation_error(details: list[dict]) -> DomainError:
-    error_class = UnknownField if all(d["code"] == "unknown_field" for d in details) else ValidationFailed
+    codes = {d["code"] for d in details}
+    single_kind = _SINGLE_KIND_ERRORS.get(codes.pop()) if len(codes) == 1 else None
+    error_class = single_kind or ValidationFailed
     return error_class(param=details[0]["param"] if len(details) == 1 else None, details=details)
 
 

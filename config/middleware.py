@@ -11,7 +11,8 @@ import uuid
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 
 from config import errors as api
 from config.logging import request_id_var
@@ -110,5 +111,7 @@ class ApiErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not is_api_path(request.path):
             return None
+        if isinstance(exception, Http404 | PermissionDenied):  # a plain Django view's 404/403, not a crash
+            return json_error_response(api.as_domain_error(exception))
         logger.exception("api.unhandled_exception", extra={"exception_type": type(exception).__name__})
         return json_error_response(api.InternalError())

@@ -137,6 +137,9 @@ CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries-sweep": {"task": "webhooks.tasks.deliveries_sweep",
                                  "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS},
     "events-purge": {"task": "webhooks.tasks.events_purge", "schedule": 3600.0},
+    "payins-expire": {"task": "payments.tasks.payins_expire", "schedule": 30.0},
+    "card-settlements-release": {"task": "payments.tasks.card_settlements_release", "schedule": 300.0},
+    "rail-reconcile": {"task": "payments.tasks.rail_reconcile", "schedule": 60.0},
 }
 
 # --- Auth, sessions, security --------------------------------------------------------------------------------------
@@ -232,6 +235,18 @@ PIX_KEY = env.str("PIX_KEY", default="123e4567-e12b-12d1-a456-426655440000")
 PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")
 PIX_ISPB = env.str("PIX_ISPB", default="00000000")
 BOLETO_BANK_CODE = env.str("BOLETO_BANK_CODE", default="001")
+# Fees and limits (SPEC §4.1, §5); each can be overridden per merchant in the admin. Percentages in basis points.
+FEE_PIX_BPS = env.int("FEE_PIX_BPS", default=99)
+FEE_CARD_BPS = env.int("FEE_CARD_BPS", default=399)
+FEE_CARD_FIXED = env.int("FEE_CARD_FIXED", default=39)
+FEE_BOLETO_FIXED = env.int("FEE_BOLETO_FIXED", default=349)
+FEE_PAYOUT_FIXED = env.int("FEE_PAYOUT_FIXED", default=0)
+CHARGE_MAX_AMOUNT = env.int("CHARGE_MAX_AMOUNT", default=10_000_000)
+PAYOUT_MAX_AMOUNT = env.int("PAYOUT_MAX_AMOUNT", default=5_000_000)
+PAYOUT_DAILY_MAX = env.int("PAYOUT_DAILY_MAX", default=20_000_000)
+CARD_SETTLEMENT_DAYS = env.int("CARD_SETTLEMENT_DAYS", default=30)
+# Seconds the simulator rail waits before it confirms test-mode Pix refunds (and, in the payout issue, payouts).
+SIMULATOR_AUTO_CONFIRM_SECONDS = env.int("SIMULATOR_AUTO_CONFIRM_SECONDS", default=2)
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
 # Signing secrets are stored encrypted under this key (derived from SECRET_KEY when unset).

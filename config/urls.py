@@ -5,7 +5,15 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from accounts.apis import AccountApi
 from config.views import HealthApi, baseline
-from payments.apis import BalanceApi
+from payments.apis import (
+                           BalanceApi,
+                           BalanceTransactionsApi,
+                           PayinCancelApi,
+                           PayinDetailApi,
+                           PayinRefundsApi,
+                           PayinsApi,
+                           SandboxPayinSimulateApi,
+)
 from webhooks.apis import EventDetailApi, EventListApi
 
 admin.site.site_header = "Pagamentos staff"
@@ -14,6 +22,12 @@ admin.site.site_title = "Pagamentos staff"
 api_patterns = [
     path("account", AccountApi.as_view(), name="account"),
     path("balance", BalanceApi.as_view(), name="balance"),
+    path("balance/transactions", BalanceTransactionsApi.as_view(), name="balance-transactions"),
+    path("payin", PayinsApi.as_view(), name="payins"),
+    path("payin/<str:payin_id>", PayinDetailApi.as_view(), name="payin"),
+    path("payin/<str:payin_id>/cancel", PayinCancelApi.as_view(), name="payin-cancel"),
+    path("payin/<str:payin_id>/refunds", PayinRefundsApi.as_view(), name="payin-refunds"),
+    path("sandbox/payin/<str:payin_id>/simulate", SandboxPayinSimulateApi.as_view(), name="sandbox-payin-simulate"),
     path("events", EventListApi.as_view(), name="events"),
     path("events/<str:event_id>", EventDetailApi.as_view(), name="event"),
 ]
@@ -27,6 +41,7 @@ urlpatterns = [
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
     path("dashboard/", include(("accounts.urls", "dashboard"))),
+    path("", include(("payments.page_urls", "pay"))),
     *api_patterns,
 ]
 

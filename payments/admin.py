@@ -1,9 +1,19 @@
-"""Staff see the ledger read-only: corrections are new movements, never edits."""
+"""Staff see the ledger and charges read-only: corrections are new movements (balance adjustments), never edits."""
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from config.admin import ReadOnlyAdmin, ReadOnlyInline
-from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction
+from payments.models import (
+    BalanceAdjustment,
+    LedgerAccount,
+    LedgerEntry,
+    LedgerTransaction,
+    Payin,
+    RailNotification,
+    Refund,
+)
+from payments.services import adjustment_create
 
 
 class LedgerEntryInline(ReadOnlyInline):
@@ -26,3 +36,54 @@ class LedgerTransactionAdmin(ReadOnlyAdmin):
     search_fields = ["=object_id", "reference_id", "merchant__name"]
     list_select_related = ["merchant"]
     inlines = [LedgerEntryInline]
+
+
+class RefundInline(ReadOnlyInline):
+    model = Refund
+    fields = readonly_fields = ["id", "amount", "status", "reason", "failure_code", "created_at"]
+
+
+@admin.register(Payin)
+class PayinAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "merchant", "livemode", "payment_method", "amount", "fee", "status",
+                    "reference_id"]
+    list_filter = ["status", "payment_method", "livemode"]
+    search_fields = ["=id", "reference_id", "=pix_txid", "merchant__name"]
+    list_select_related = ["merchant"]
+    show_full_result_count = False  # no COUNT(*) over millions of charges on every page
+    exclude = ["public_token"]  # it opens the hosted payment page; staff have no use for it
+    inlines = [RefundInline]
+
+
+@admin.register(RailNotification)
+class RailNotificationAdmin(ReadOnlyAdmin):
+    list_display = ["received_at", "rail", "dedupe_key", "processed_at", "outcome"]
+    list_filter = ["rail"]
+    search_fields = ["=dedupe_key"]
+
+
+@admin.register(BalanceAdjustment)
+class BalanceAdjustmentAdmin(admin.ModelAdmin):
+    """Staff credit or debit a merchant's balance with a reason; each adjustment is a ledger movement, never edited
+    or deleted (a wrong one is corrected by another)."""
+
+    list_display = ["created_at", "merchant", "livemode", "amount", "reason", "created_by"]
+    list_filter = ["livemode"]
+    search_fields = ["merchant__name", "reason"]
+    list_select_related = ["merchant", "created_by"]
+    autocomplete_fields = ["merchant"]
+    fields = ["merchant", "livemode", "amount", "reason"]
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return obj is None and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: BalanceAdjustment, form, change: bool) -> None:
+        created = adjustment_create(merchant=obj.merchant, livemode=obj.livemode, amount=obj.amount,
+                                    reason=obj.reason, staff=request.user)
+        obj.pk = created.pk
+        obj.created_by = created.created_by
+        obj.created_at = created.created_at
+        obj._state.adding = False

@@ -1,10 +1,159 @@
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
+"""The pay-in and balance API (SPEC §3, §5, §7): thin views translating HTTP to one service or selector call."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ApiView
+from config.api import ApiView, StrictCharField, StrictIntegerField, StrictSerializer, paginate, reject_unknown_params
+from config.errors import DomainError, NotFound, validation_error
+from payments import sandbox, schema, selectors, services
 from payments.ledger import balance_get
+from payments.models import PayinStatus, PaymentMethod
+from payments.serializers import payin_serialize, refund_serialize, statement_line_serialize
+from payments.validation import payin_request_validate
+
+
+class TestModeOnly(DomainError):
+    status_code = 403
+    type = "permission_error"
+    code = "test_mode_only"
+    message = "Sandbox controls work with test keys only"
+
+
+def _uuid(value: str, what: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError as exc:
+        raise NotFound(f"No such {what}") from exc
+
+
+def _datetime_param(params, name: str, problems: list) -> datetime | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        problems.append({"param": name, "code": "invalid_datetime",
+                         "message": f"{name} must be an ISO 8601 timestamp with a time zone, e.g. "
+                                    "2026-11-20T00:00:00Z."})
+        return None
+    return parsed
+
+
+def _choice_param(params, name: str, choices: list[str], problems: list) -> str | None:
+    value = params.get(name)
+    if value is not None and value not in choices:
+        problems.append({"param": name, "code": "invalid_choice",
+                         "message": f"{name} must be one of {', '.join(choices)}."})
+    return value
+
+
+class PayinsApi(ApiView):
+    @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
+                   request=schema.PayinRequest, responses={201: schema.Payin})
+    def post(self, request: Request) -> Response:
+        data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                      today=services.sao_paulo_today())
+        payin = services.payin_create(merchant=request.auth.merchant, livemode=request.auth.livemode, data=data)
+        return Response(payin_serialize(payin), status=201)
+
+    @extend_schema(
+        operation_id="payin_list", summary="List charges, newest first",
+        parameters=[
+            OpenApiParameter("status", str, enum=PayinStatus.values),
+            OpenApiParameter("paymentMethod", str, enum=PaymentMethod.values),
+            OpenApiParameter("referenceId", str),
+            OpenApiParameter("createdFrom", str, description="ISO 8601 timestamp, inclusive."),
+            OpenApiParameter("createdTo", str, description="ISO 8601 timestamp, exclusive."),
+            OpenApiParameter("limit", int, description="1 to 100, default 20."),
+            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
+        ],
+        responses=schema.PayinList,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        reject_unknown_params(params, allowed={"status", "paymentMethod", "referenceId", "createdFrom", "createdTo"})
+        problems: list = []
+        status = _choice_param(params, "status", PayinStatus.values, problems)
+        method = _choice_param(params, "paymentMethod", PaymentMethod.values, problems)
+        created_from = _datetime_param(params, "createdFrom", problems)
+        created_to = _datetime_param(params, "createdTo", problems)
+        if problems:
+            raise validation_error(problems)
+        payins = selectors.payin_list(merchant=request.auth.merchant, livemode=request.auth.livemode, status=status,
+                                      payment_method=method, reference_id=params.get("referenceId"),
+                                      created_from=created_from, created_to=created_to)
+        return Response(paginate(payins, params=params, serialize=payin_serialize).as_body())
+
+
+class PayinDetailApi(ApiView):
+    @extend_schema(operation_id="payin_retrieve", summary="One charge", responses=schema.Payin)
+    def get(self, request: Request, payin_id: str) -> Response:
+        payin = selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                    payin_id=_uuid(payin_id, "charge"))
+        return Response(payin_serialize(payin))
+
+
+class PayinCancelApi(ApiView):
+    @extend_schema(operation_id="payin_cancel", summary="Cancel a PENDING PIX or BOLETO charge", request=None,
+                   responses=schema.Payin)
+    def post(self, request: Request, payin_id: str) -> Response:
+        payin = services.payin_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                      payin_id=_uuid(payin_id, "charge"))
+        return Response(payin_serialize(payin))
+
+
+class PayinRefundsApi(ApiView):
+    class InputSerializer(StrictSerializer):
+        amount = StrictIntegerField(required=False, min_value=1,
+                                    help_text="Cents; default: what is left to refund.")
+        reason = StrictCharField(required=False, max_length=255, allow_blank=True)
+
+    @extend_schema(operation_id="refund_create", summary="Refund part or the rest of a PIX or card charge",
+                   request=InputSerializer, responses={201: schema.Refund})
+    def post(self, request: Request, payin_id: str) -> Response:
+        payin_id = _uuid(payin_id, "charge")
+        data = self.InputSerializer.validated(request.data)
+        refund = services.refund_create(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                        payin_id=payin_id, amount=data.get("amount"), reason=data.get("reason", ""))
+        return Response(refund_serialize(refund), status=201)
+
+    @extend_schema(operation_id="refund_list", summary="The refunds of a charge, oldest first",
+                   responses=schema.RefundList)
+    def get(self, request: Request, payin_id: str) -> Response:
+        refunds = selectors.refund_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                        payin_id=_uuid(payin_id, "charge"))
+        return Response({"data": [refund_serialize(refund) for refund in refunds]})
+
+
+class SandboxPayinSimulateApi(ApiView):
+    class InputSerializer(StrictSerializer):
+        action = StrictCharField(help_text="pay, expire or chargeback")
+
+        def validate_action(self, value: str) -> str:
+            if value not in ("pay", "expire", "chargeback"):
+                from rest_framework.exceptions import ValidationError
+
+                raise ValidationError("Must be one of pay, expire, chargeback.", code="invalid_choice")
+            return value
+
+    @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or charge back a charge",
+                   request=InputSerializer, responses=schema.Payin)
+    def post(self, request: Request, payin_id: str) -> Response:
+        if request.auth.livemode:
+            raise TestModeOnly()
+        payin_id = _uuid(payin_id, "charge")
+        data = self.InputSerializer.validated(request.data)
+        payin = sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"])
+        return Response(payin_serialize(payin))
 
 
 class BalanceApi(ApiView):
@@ -13,12 +162,24 @@ class BalanceApi(ApiView):
         summary="The balance of the calling key pair's merchant and mode",
         description="`available` can be paid out now (payouts in flight are already out of it); `pending` is card "
                     "money not yet settled. Integer cents, BRL.",
-        responses=inline_serializer("Balance", {
-            "available": serializers.IntegerField(), "pending": serializers.IntegerField(),
-            "currency": serializers.CharField(), "livemode": serializers.BooleanField(),
-        }),
+        responses=schema.Balance,
     )
     def get(self, request: Request) -> Response:
         balance = balance_get(merchant=request.auth.merchant, livemode=request.auth.livemode)
         return Response({"available": balance.available, "pending": balance.pending, "currency": "BRL",
                          "livemode": request.auth.livemode})
+
+
+class BalanceTransactionsApi(ApiView):
+    @extend_schema(
+        operation_id="balance_transactions_list", summary="The statement: every movement of the balance, newest first",
+        parameters=[OpenApiParameter("limit", int, description="1 to 100, default 20."),
+                    OpenApiParameter("cursor", str, description="nextCursor of the previous page.")],
+        responses=schema.StatementList,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        reject_unknown_params(params, allowed=set())
+        lines = selectors.statement_lines(merchant=request.auth.merchant, livemode=request.auth.livemode)
+        return Response(paginate(lines, params=params, serialize=statement_line_serialize).as_body())
+

@@ -78,7 +78,7 @@ def post(*, merchant: Merchant, livemode: bool, legs: list[Leg], object_type: st
             entries.append(LedgerEntry(transaction=movement, account=account, amount=leg.amount,
                                        line_type=leg.line_type, balance_after=account.balance,
                                        created_at=movement.created_at))
-        for account in {a.pk: a for a in accounts.values()}.values():
+        for account in {accounts[leg.kind].pk: accounts[leg.kind] for leg in legs}.values():
             LedgerAccount.objects.filter(pk=account.pk).update(balance=account.balance)
         LedgerEntry.objects.bulk_create(entries)
     return movement

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -87,3 +88,205 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.line_type} {self.amount:+d}"
+
+
+# --- Pay-in ----------------------------------------------------------------------------------------------------------
+class PaymentMethod(models.TextChoices):
+    PIX = "PIX"
+    CREDIT_CARD = "CREDIT_CARD"
+    BOLETO = "BOLETO"
+
+
+class PayinStatus(models.TextChoices):
+    PENDING = "PENDING"
+    PAID = "PAID"
+    FAILED = "FAILED"
+    EXPIRED = "EXPIRED"
+    CANCELED = "CANCELED"
+    PARTIALLY_REFUNDED = "PARTIALLY_REFUNDED"
+    REFUNDED = "REFUNDED"
+    CHARGEBACK = "CHARGEBACK"
+
+
+class Payin(models.Model):
+    """A charge. What the request sent (customer, items, metadata) is kept as it was validated; the method's own
+    data lives in its columns. Card numbers and CVVs are never here: only brand, BIN, last 4, expiry, holder name and
+    the token (SPEC §3.7)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payins")
+    livemode = models.BooleanField()
+    status = models.CharField(max_length=20, choices=PayinStatus.choices, default=PayinStatus.PENDING)
+    payment_method = models.CharField(max_length=12, choices=PaymentMethod.choices)
+    amount = models.BigIntegerField()
+    fee = models.BigIntegerField()
+    refunded_amount = models.BigIntegerField(default=0)  # succeeded and pending refunds: what can no longer be refunded
+    reference_id = models.CharField(max_length=64)
+    description = models.CharField(max_length=140, blank=True)
+    metadata = models.JSONField(default=dict)
+    customer = models.JSONField()
+    items = models.JSONField()
+    payer_ip = models.GenericIPAddressField()
+    is_physical_product = models.BooleanField()
+    webhook_url = models.CharField(max_length=2048, blank=True)
+    # The hosted payment page and the QR image are public behind this unguessable token (SPEC §3.5).
+    public_token = models.CharField(max_length=43, unique=True)
+    # PIX
+    pix_txid = models.CharField(max_length=25, null=True, blank=True, unique=True)
+    pix_payload = models.TextField(blank=True)
+    pix_expires_at = models.DateTimeField(null=True, blank=True)
+    # BOLETO
+    boleto_nosso_numero = models.BigIntegerField(null=True, blank=True, unique=True)
+    boleto_barcode = models.CharField(max_length=44, blank=True)
+    boleto_digitable_line = models.CharField(max_length=47, blank=True)
+    boleto_due_date = models.DateField(null=True, blank=True)
+    boleto_instructions = models.CharField(max_length=255, blank=True)
+    # CREDIT_CARD
+    # brand, bin, last4, holderName, expirationMonth, expirationYear, installments, token
+    card = models.JSONField(null=True, blank=True)
+    authorization_code = models.CharField(max_length=32, blank=True)
+    # Card money waits in `pending` until this moment; the settlement job moves it and clears the field.
+    settle_at = models.DateTimeField(null=True, blank=True)
+    failure_code = models.CharField(max_length=40, blank=True)
+    failure_message = models.CharField(max_length=255, blank=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["merchant", "livemode", "created_at", "id"], name="payin_list"),
+            models.Index(fields=["merchant", "livemode", "status", "created_at", "id"], name="payin_list_status"),
+            models.Index(fields=["merchant", "livemode", "reference_id", "created_at", "id"], name="payin_list_ref"),
+            models.Index(fields=["merchant", "livemode", "payment_method", "created_at", "id"],
+                         name="payin_list_method"),
+            models.Index(fields=["pix_expires_at"], name="payin_pix_expiry",
+                         condition=Q(status="PENDING", payment_method="PIX")),
+            models.Index(fields=["boleto_due_date"], name="payin_boleto_expiry",
+                         condition=Q(status="PENDING", payment_method="BOLETO")),
+            models.Index(fields=["created_at"], name="payin_card_pending",
+                         condition=Q(status="PENDING", payment_method="CREDIT_CARD")),
+            models.Index(fields=["settle_at"], name="payin_settlement", condition=Q(settle_at__isnull=False)),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="payin_amount_positive"),
+            models.CheckConstraint(condition=Q(fee__gte=0, fee__lte=models.F("amount")), name="payin_fee_in_range"),
+            models.CheckConstraint(condition=Q(refunded_amount__gte=0, refunded_amount__lte=models.F("amount")),
+                                   name="payin_refunded_in_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.payment_method} {self.amount} {self.status}"
+
+    @property
+    def net_amount(self) -> int:
+        return self.amount - self.fee
+
+
+class RefundStatus(models.TextChoices):
+    PENDING = "PENDING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class Refund(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    payin = models.ForeignKey(Payin, on_delete=models.PROTECT, related_name="refunds")
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="refunds")
+    livemode = models.BooleanField()
+    amount = models.BigIntegerField()
+    status = models.CharField(max_length=10, choices=RefundStatus.choices, default=RefundStatus.PENDING)
+    reason = models.CharField(max_length=255, blank=True)
+    failure_code = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="refund_pending", condition=Q(status="PENDING"))]
+        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive")]
+
+    def __str__(self) -> str:
+        return f"refund {self.amount} {self.status}"
+
+
+class CardToken(models.Model):
+    """A card the rail tokenized, reusable by the same merchant and mode (`card.token`). No number, no CVV."""
+
+    token = models.CharField(max_length=40, primary_key=True)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="card_tokens")
+    livemode = models.BooleanField()
+    rail_token = models.CharField(max_length=64)
+    brand = models.CharField(max_length=20)
+    bin = models.CharField(max_length=6)
+    last4 = models.CharField(max_length=4)
+    holder_name = models.CharField(max_length=100)
+    expiration_month = models.CharField(max_length=2)
+    expiration_year = models.CharField(max_length=4)
+    fingerprint = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.brand} •••• {self.last4}"
+
+
+# --- Rails -----------------------------------------------------------------------------------------------------------
+class RailNotification(models.Model):
+    """A rail's notification, stored raw before it is processed; `dedupe_key` (the rail's own id for the
+    notification) makes a second delivery of the same notification a no-op."""
+
+    id = models.BigAutoField(primary_key=True)
+    rail = models.CharField(max_length=20)
+    dedupe_key = models.CharField(max_length=100)
+    body = models.TextField()
+    received_at = models.DateTimeField(default=timezone.now)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rail", "dedupe_key"], name="rail_notification_unique")]
+        indexes = [models.Index(fields=["received_at"], name="rail_notification_unprocessed",
+                                condition=Q(processed_at__isnull=True))]
+
+    def __str__(self) -> str:
+        return f"{self.rail} {self.dedupe_key}"
+
+
+class SimulatorOperation(models.Model):
+    """The simulator rail's own books: what "the network" saw. Keyed by the idempotency key each call carries (a
+    charge, refund or payout id), so a call repeated after a crash finds the first one instead of sending twice."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    kind = models.CharField(max_length=20)  # pix_charge, boleto, card, refund, payout
+    livemode = models.BooleanField()
+    amount = models.BigIntegerField()
+    status = models.CharField(max_length=20)  # PENDING, SUCCEEDED, FAILED, RETURNED, CHARGEBACK
+    outcome = models.CharField(max_length=40, blank=True)  # a failure code, or a card's test outcome
+    reference = models.CharField(max_length=64, blank=True)  # txid, nosso número, card token
+    calls = models.PositiveIntegerField(default=1)  # how many times the rail was asked to do it (tests: at most once)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["reference"], name="simulator_reference")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} {self.status}"
+
+
+class BalanceAdjustment(models.Model):
+    """A staff correction of a merchant's available balance: a ledger movement against the platform's adjustments
+    account, with who and why. Never edited: a wrong adjustment is corrected by another."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="balance_adjustments")
+    livemode = models.BooleanField(help_text="Live balance (checked) or test balance.")
+    amount = models.BigIntegerField(help_text="Signed cents: positive credits the merchant, negative debits.")
+    reason = models.CharField(max_length=255)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=~Q(amount=0), name="adjustment_not_zero")]
+
+    def __str__(self) -> str:
+        return f"{self.amount:+d} {self.reason}"

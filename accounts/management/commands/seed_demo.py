@@ -1,4 +1,5 @@
-"""An approved demo merchant with a login and test keys, and a staff user. Safe to run again: nothing is duplicated.
+"""An approved demo merchant with a login, test keys and test charges in each status, and a staff user. Safe to
+run again: nothing is duplicated.
 
 The passwords are derived from this installation's SECRET_KEY, so they are printed on every run, stored nowhere in
 clear, and differ between installations. It refuses to run outside development (DEBUG off on a server database)
@@ -16,6 +17,7 @@ from accounts.models import KycStatus, Merchant, User
 from integrations import keys
 from integrations.models import ApiKey
 from integrations.services import apikey_create
+from payments.demo import demo_activity
 
 DEMO_EMAIL = "demo@example.com"
 STAFF_EMAIL = "admin@example.com"
@@ -53,6 +55,7 @@ class Command(BaseCommand):
                 apikey_create(merchant=merchant, livemode=False, label="demo", pair=pair)
             if not User.objects.filter(email=STAFF_EMAIL).exists():
                 User.objects.create_superuser(email=STAFF_EMAIL, password=staff_password)
+            demo_activity(merchant)
         credentials = {
             "email": DEMO_EMAIL, "password": password, "staffEmail": STAFF_EMAIL, "staffPassword": staff_password,
             "publicKey": pair.public_key, "secretKey": pair.secret_key, "mode": "test",

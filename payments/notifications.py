@@ -1,0 +1,88 @@
+"""Incoming rail notifications (SPEC §7): stored raw first, then processed once.
+
+A rail may deliver the same notification twice, or two of our workers may pick it up at once: the unique
+(rail, dedupe key) row and the lock taken to process it make the second a no-op, and the status transitions are
+conditional anyway, so even a replay under a new key cannot credit a charge twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from payments import rails, services
+from payments.models import Payin, RailNotification
+from payments.rails.base import Notification
+
+logger = logging.getLogger(__name__)
+
+
+def notification_receive(*, rail_name: str, body: bytes) -> RailNotification:
+    """Store a notification's raw body, then apply it. Raises `InvalidNotification` for a body the rail could not
+    have sent (nothing is stored)."""
+    notification = rails.by_name(rail_name).notification_parse(body)
+    try:
+        with transaction.atomic():
+            row = RailNotification.objects.create(rail=rail_name, dedupe_key=notification.dedupe_key,
+                                                  body=body.decode("utf-8", "replace"))
+    except IntegrityError:
+        row = RailNotification.objects.get(rail=rail_name, dedupe_key=notification.dedupe_key)
+    notification_process(row_id=row.pk, notification=notification)
+    row.refresh_from_db()
+    return row
+
+
+def notification_process(*, row_id: int, notification: Notification | None = None) -> None:
+    with transaction.atomic():
+        row = RailNotification.objects.select_for_update().get(pk=row_id)
+        if row.processed_at is not None:
+            return
+        if notification is None:
+            notification = rails.by_name(row.rail).notification_parse(row.body.encode())
+        row.outcome = _apply(notification)[:255]
+        row.processed_at = timezone.now()
+        row.save(update_fields=["outcome", "processed_at"])
+
+
+def _apply(notification: Notification) -> str:
+    if notification.kind in ("payin.paid", "payin.chargeback"):
+        payin_id = _payin_id(notification)
+        if payin_id is None:
+            logger.error("payments.notification_unmatched", extra={"dedupe_key": notification.dedupe_key})
+            return "no matching charge"
+        if notification.kind == "payin.paid":
+            return "paid" if services.payin_pay(payin_id=payin_id, amount=notification.amount) else "ignored"
+        try:
+            services.payin_chargeback(payin_id=payin_id)
+        except services.InvalidState as exc:
+            return f"ignored: {exc.message}"
+        return "charged back"
+    if notification.kind in ("refund.succeeded", "refund.failed"):
+        status = "SUCCEEDED" if notification.kind == "refund.succeeded" else "FAILED"
+        try:
+            refund_id = uuid.UUID(notification.key)
+        except ValueError:
+            return "no matching refund"
+        resolved = services.refund_resolve(refund_id=refund_id, status=status,
+                                           failure_code=notification.failure_code)
+        return "resolved" if resolved else "ignored"
+    return f"unknown kind {notification.kind}"
+
+
+def _payin_id(notification: Notification):
+    queryset = Payin.objects.all()
+    if notification.txid:
+        queryset = queryset.filter(pix_txid=notification.txid)
+    elif notification.nosso_numero is not None:
+        queryset = queryset.filter(boleto_nosso_numero=notification.nosso_numero)
+    elif notification.key:
+        try:
+            queryset = queryset.filter(pk=uuid.UUID(notification.key))
+        except ValueError:
+            return None
+    else:
+        return None
+    return queryset.values_list("pk", flat=True).first()

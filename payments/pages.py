@@ -1,0 +1,302 @@
+"""The public pages of a charge (SPEC §3.5, §3.6): the hosted payment page, its status feed, the printable boleto and
+the Pix QR image.
+
+No login: whoever holds the charge's unguessable `public_token` is the payer. So these pages show what a payer needs
+and nothing else (no merchant id, no reference id, no customer e-mail; the boleto shows the payer's own name,
+document and address because a boleto must), are kept out of search engines, and send no Referer onwards.
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from functools import wraps
+from urllib.parse import urlsplit
+from uuid import UUID
+
+import segno
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotFound, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_safe
+
+from config.api import timestamp
+from payments.formats import boleto as boleto_format
+from payments.formats.itf import itf_svg
+from payments.models import Payin, PayinStatus, PaymentMethod
+from payments.selectors import merchant_display_name
+from payments.templatetags.payments_format import SAO_PAULO
+
+logger = logging.getLogger(__name__)
+
+# QR image: a normal QR (never Micro QR), error correction M exactly (segno would otherwise raise it when the version
+# has room, which changes the image for no reader's benefit), 8 px modules and the standard 4-module quiet zone.
+QR_ERROR = "m"
+QR_SCALE = 8
+QR_BORDER = 4
+# The payload of a charge never changes, so the image can be cached for the longest a Pix charge lives (7 days).
+QR_CACHE_SECONDS = 7 * 24 * 3600
+
+# How often the page asks for the status: a Pix is confirmed in seconds, a boleto in a day or so.
+POLL_MS = {PaymentMethod.PIX: 3000, PaymentMethod.BOLETO: 30000, PaymentMethod.CREDIT_CARD: 5000}
+
+# What the payer reads for each status: (label, note). The page shows them and hands them to pay.js, so the live
+# refresh and a reload always say the same thing.
+STATUS_TEXT: dict[str, tuple[str, str]] = {
+    PayinStatus.PENDING: ("Waiting for payment", ""),
+    PayinStatus.PAID: ("Paid", "Payment received. You can close this page."),
+    PayinStatus.EXPIRED: ("Expired", "This charge expired before it was paid. Ask the seller for a new one."),
+    PayinStatus.CANCELED: ("Canceled", "The seller canceled this charge. Do not pay it."),
+    PayinStatus.FAILED: ("Failed", "The payment was not approved."),
+    PayinStatus.REFUNDED: ("Refunded", "This payment was refunded."),
+    PayinStatus.PARTIALLY_REFUNDED: ("Partially refunded", "Part of this payment was refunded."),
+    PayinStatus.CHARGEBACK: ("Charged back", "This payment was disputed and returned to the payer."),
+}
+# A card charge is PENDING only while the rail has not answered (SPEC §3.3): nothing for the payer to do but wait.
+CARD_PENDING_TEXT = ("Processing", "Your card payment is being confirmed. This page updates by itself.")
+
+CARD_BRANDS = {
+    "visa": "Visa", "mastercard": "Mastercard", "amex": "American Express", "elo": "Elo", "hipercard": "Hipercard",
+    "diners": "Diners Club", "discover": "Discover", "jcb": "JCB",
+}
+
+
+# --- URLs the API hands out (the payin serializer calls these) -------------------------------------------------------
+def payment_url(payin: Payin) -> str:
+    """`paymentUrl`: the hosted payment page."""
+    return f"{settings.PUBLIC_BASE_URL}/pay/{payin.public_token}"
+
+
+def boleto_url(payin: Payin) -> str:
+    """`boleto.url`: the printable boleto."""
+    return f"{settings.PUBLIC_BASE_URL}/pay/{payin.public_token}/boleto"
+
+
+def qrcode_image_url(payin: Payin) -> str:
+    """`pix.qrcodeImageUrl`: the PNG of the Pix payload."""
+    return f"{settings.PUBLIC_BASE_URL}/payin/{payin.id}/qrcode.png?token={payin.public_token}"
+
+
+# --- Response plumbing -----------------------------------------------------------------------------------------------
+def _public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """GET/HEAD only, and the headers every public response carries: not indexed, no Referer (it would carry the
+    token to whatever site a link leads to), and not stored by caches unless the view says otherwise."""
+
+    @require_safe
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response["X-Robots-Tag"] = "noindex"
+        response["Referrer-Policy"] = "no-referrer"
+        if "Cache-Control" not in response:
+            response["Cache-Control"] = "no-store"
+        return response
+
+    return wrapped
+
+
+def _content_security_policy() -> str:
+    # A script injected into this page could swap the Pix code for someone else's: only our own files run. The QR
+    # image comes from PUBLIC_BASE_URL, which may be another origin than the one serving the page (a proxy, a laptop).
+    base = urlsplit(settings.PUBLIC_BASE_URL)
+    return (
+        "default-src 'none'; script-src 'self'; style-src 'self'; "
+        f"img-src 'self' {base.scheme}://{base.netloc}; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+
+
+def _render_page(request: HttpRequest, template: str, context: dict) -> HttpResponse:
+    response = render(request, template, context)
+    response["Content-Security-Policy"] = _content_security_policy()
+    return response
+
+
+def _payin_for_token(token: str) -> Payin:
+    """The charge behind a page token, or 404. The token is the whole secret, so the lookup is exact and unique."""
+    if not 1 <= len(token) <= Payin._meta.get_field("public_token").max_length:
+        raise Http404("No such charge")
+    payin = Payin.objects.select_related("merchant", "merchant__kyc").filter(public_token=token).first()
+    if payin is None:
+        raise Http404("No such charge")
+    return payin
+
+
+def _payable(payin: Payin, now: datetime) -> bool:
+    """Can the payer still pay? PENDING and, for Pix and boleto, before the deadline. The expiry job moves a charge
+    to EXPIRED a little after its deadline; until it runs the page must not invite a payment that will be late."""
+    if payin.status != PayinStatus.PENDING:
+        return False
+    if payin.payment_method == PaymentMethod.PIX and payin.pix_expires_at is not None:
+        return now < payin.pix_expires_at
+    if payin.payment_method == PaymentMethod.BOLETO and payin.boleto_due_date is not None:
+        return now.astimezone(SAO_PAULO).date() <= payin.boleto_due_date  # payable through the whole due date
+    return True
+
+
+def _status_texts(payin: Payin) -> dict[str, tuple[str, str]]:
+    texts = dict(STATUS_TEXT)
+    if payin.payment_method == PaymentMethod.CREDIT_CARD:
+        texts[PayinStatus.PENDING] = CARD_PENDING_TEXT
+    return texts
+
+
+def _bank_code_check_digit(bank_code: str) -> str:
+    """The digit printed after the bank code in a boleto's header ('001-9', '341-7', '104-0'): mod 11 with weights
+    2..9 from the right, 10 and 11 becoming 0."""
+    total = sum(int(char) * (2 + position % 8) for position, char in enumerate(reversed(bank_code)))
+    digit = 11 - total % 11
+    return "0" if digit >= 10 else str(digit)
+
+
+def _boleto_fields(payin: Payin) -> dict:
+    """The boleto's line, barcode and nosso número, checked against each other before any of them is shown: a wrong
+    digit on a boleto sends the payer's money nowhere, so a stored inconsistency is a 500, not a page."""
+    line, code = payin.boleto_digitable_line, payin.boleto_barcode
+    if boleto_format.digitable_line_from_barcode(code) != line:
+        logger.error("boleto.inconsistent", extra={"payin_id": str(payin.id)})
+        raise boleto_format.BoletoFormatError("stored digitable line does not match the stored barcode")
+    free = code[-25:]
+    boleto_format.nosso_numero_from_free_field(free)  # its check digit too
+    number_start = boleto_format.AGREEMENT_LENGTH
+    return {
+        "line_formatted": boleto_format.format_digitable_line(line),
+        "line_digits": line,
+        "barcode": code,
+        "due_date": payin.boleto_due_date,
+        # As the bank reads it from the barcode: the 17-digit sequence and its check digit.
+        "nosso_numero": f"{free[number_start:-1]}-{free[-1]}",
+    }
+
+
+# --- Views ----------------------------------------------------------------------------------------------------------
+@_public
+def pay_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The hosted payment page: what to pay and how, for the charge's method, or its final status."""
+    payin = _payin_for_token(token)
+    now = timezone.now()
+    payable = _payable(payin, now)
+    # A PENDING charge past its deadline is shown as expired already: the expiry job will make it so shortly.
+    shown_status = payin.status
+    if payin.status == PayinStatus.PENDING and not payable:
+        shown_status = PayinStatus.EXPIRED
+    texts = _status_texts(payin)
+    context = {
+        "token": token,
+        "method": payin.payment_method,
+        "merchant_name": merchant_display_name(payin.merchant),
+        "amount": payin.amount,
+        "description": payin.description,
+        "status": shown_status,
+        "status_label": texts[shown_status][0],
+        "status_note": texts[shown_status][1],
+        "status_texts": {status: {"label": label, "note": note} for status, (label, note) in texts.items()},
+        "paid_at": payin.paid_at,
+        "payable": payable,
+        "polling": payin.status == PayinStatus.PENDING,
+        "poll_ms": POLL_MS.get(payin.payment_method, 5000),
+        "status_url": reverse("pay:status", args=[token]),
+        "failure_message": payin.failure_message if payin.status == PayinStatus.FAILED else "",
+    }
+    if payin.payment_method == PaymentMethod.PIX:
+        context.update(
+            pix_payload=payin.pix_payload,
+            qr_url=qrcode_image_url(payin),
+            expires_at=payin.pix_expires_at,
+            expires_at_iso=timestamp(payin.pix_expires_at),
+            server_now_iso=timestamp(now),
+        )
+    elif payin.payment_method == PaymentMethod.BOLETO:
+        context.update(_boleto_fields(payin), boleto_page_url=reverse("pay:boleto", args=[token]))
+    elif payin.payment_method == PaymentMethod.CREDIT_CARD:
+        card = payin.card or {}
+        context.update(
+            card_brand=CARD_BRANDS.get(card.get("brand", ""), str(card.get("brand", "")).title()),
+            card_last4=card.get("last4", ""),
+            installments=card.get("installments") or 1,
+        )
+    return _render_page(request, "payments/pay.html", context)
+
+
+@_public
+def pay_status(request: HttpRequest, token: str) -> JsonResponse:
+    """What pay.js polls: the status as stored, and when it was paid."""
+    payin = _payin_for_token(token)
+    return JsonResponse({"status": payin.status, "paidAt": timestamp(payin.paid_at)})
+
+
+@_public
+def boleto_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The printable boleto, laid out like a bank's "ficha de compensação". Once the boleto can no longer be paid
+    (paid, canceled, past its due date) the line and barcode are withheld so nobody pays it by mistake."""
+    payin = _payin_for_token(token)
+    if payin.payment_method != PaymentMethod.BOLETO:
+        raise Http404("Not a boleto")
+    now = timezone.now()
+    payable = _payable(payin, now)
+    shown_status = PayinStatus.EXPIRED if payin.status == PayinStatus.PENDING and not payable else payin.status
+    label, note = STATUS_TEXT[shown_status]
+    fields = _boleto_fields(payin)
+    bank_code = settings.BOLETO_BANK_CODE
+    context = {
+        **fields,
+        "payable": payable,
+        "status": shown_status,
+        "status_label": label,
+        "status_note": note,
+        "bank_code": f"{bank_code}-{_bank_code_check_digit(bank_code)}",
+        "merchant_name": merchant_display_name(payin.merchant),
+        "amount": payin.amount,
+        "description": payin.description,
+        "instructions": payin.boleto_instructions,
+        "payer": _boleto_payer(payin.customer or {}),
+        "issued_at": payin.created_at,
+        "pay_page_url": reverse("pay:page", args=[token]),
+        # Digits only, from our own database and re-checked above: nothing in the SVG needs escaping.
+        "barcode_svg": mark_safe(itf_svg(fields["barcode"], height=50)) if payable else "",  # noqa: S308
+    }
+    return _render_page(request, "payments/boleto.html", context)
+
+
+def _boleto_payer(customer: dict) -> dict:
+    """The payer block of a boleto: name, document and postal address (never the e-mail or phone)."""
+    address = customer.get("address") or {}
+    street = ", ".join(part for part in (address.get("street", ""), address.get("number", "")) if part)
+    if address.get("complement"):
+        street = f"{street} - {address['complement']}"
+    city = " / ".join(part for part in (address.get("city", ""), address.get("state", "")) if part)
+    return {
+        "name": customer.get("name", ""),
+        "document": customer.get("document", ""),
+        "street": street,
+        "city": city,
+        "zip_code": address.get("zipCode", ""),
+    }
+
+
+@_public
+def qrcode_png(request: HttpRequest, payin_id: UUID) -> HttpResponse:
+    """The Pix QR code as a PNG. The charge id is in the path (as the API's other charge URLs) and the page token in
+    the query: both must match a Pix charge, the token compared in constant time."""
+    token = request.GET.get("token", "")
+    payin = (Payin.objects.filter(pk=payin_id, payment_method=PaymentMethod.PIX)
+             .only("public_token", "pix_payload").first())
+    if payin is None or not payin.pix_payload or not hmac.compare_digest(payin.public_token.encode(), token.encode()):
+        # Returned, not raised: ApiErrorMiddleware.process_exception would turn a raised Http404 into a 500 here.
+        return HttpResponseNotFound()
+    response = HttpResponse(qrcode_png_bytes(payin.pix_payload), content_type="image/png")
+    response["Cache-Control"] = f"public, max-age={QR_CACHE_SECONDS}, immutable"
+    return response
+
+
+def qrcode_png_bytes(payload: str) -> bytes:
+    qr = segno.make_qr(payload, error=QR_ERROR, boost_error=False)
+    buffer = io.BytesIO()
+    qr.save(buffer, kind="png", scale=QR_SCALE, border=QR_BORDER)
+    return buffer.getvalue()

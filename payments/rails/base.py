@@ -1,0 +1,88 @@
+"""The one interface every rail implements (SPEC §7). The rest of the code asks `rails.for_mode(livemode)` for a
+rail and never knows which one it talks to.
+
+Every call that moves money carries an idempotency key (the charge, refund or payout id): asking twice, after a
+crash or a timeout, must find the first call instead of doing it again. A rail that did not answer in time raises
+`RailTimeout`: the caller leaves the object PENDING/PROCESSING and the reconciliation job asks for its status later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Protocol
+
+
+class RailError(Exception):
+    """The rail refused to talk or broke: nothing is known to have happened."""
+
+
+class RailTimeout(RailError):
+    """The rail did not answer in time: the operation may or may not have happened; ask its status later."""
+
+
+class InvalidNotification(Exception):
+    """A notification body the rail could not have sent (bad shape or signature)."""
+
+
+@dataclass(frozen=True)
+class CardData:
+    """A card as the payer gave it. Lives in memory for the length of one request and goes nowhere but the rail;
+    `repr` hides the number and CVV so a traceback or a log line can never carry them."""
+
+    number: str
+    cvv: str
+    holder_name: str
+    expiration_month: str
+    expiration_year: str
+
+    def __repr__(self) -> str:
+        return f"CardData(last4={self.number[-4:]!r})"
+
+
+@dataclass(frozen=True)
+class CardResult:
+    status: str  # PAID, FAILED or PENDING (the rail holds it; ask again later)
+    failure_code: str = ""
+    authorization_code: str = ""
+    rail_token: str = ""
+
+
+@dataclass(frozen=True)
+class OperationStatus:
+    status: str  # PENDING, SUCCEEDED, FAILED (refunds, payouts); PAID/FAILED/PENDING for cards
+    failure_code: str = ""
+
+
+@dataclass(frozen=True)
+class Notification:
+    """What a rail told us, in our words. `kind` is one of: payin.paid, payin.chargeback, refund.succeeded,
+    refund.failed (payouts add theirs). `txid`, `nosso_numero` or `key` (our id) names the object."""
+
+    dedupe_key: str
+    kind: str
+    amount: int | None = None
+    key: str = ""
+    txid: str = ""
+    nosso_numero: int | None = None
+    failure_code: str = ""
+
+
+class Rail(Protocol):
+    name: str
+
+    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime) -> None: ...
+
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None: ...
+
+    def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
+                       rail_token: str | None) -> CardResult: ...
+
+    def card_status(self, *, key: str) -> CardResult: ...
+
+    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str,
+                      amount: int) -> OperationStatus: ...
+
+    def refund_status(self, *, key: str) -> OperationStatus: ...
+
+    def notification_parse(self, body: bytes) -> Notification: ...

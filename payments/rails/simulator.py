@@ -1,0 +1,147 @@
+"""The simulator rail: the default, and the only rail of test mode (SPEC §7). It keeps its own books in
+`SimulatorOperation` (what "the network" saw), answers at once, and follows the test cards of SPEC §3.7.
+
+Sandbox actions (`simulate_*`) play the part of the outside world: a payer paying, a bank charging back. They
+return the notification body a real rail would POST to us, which goes through the same `notifications.receive`
+path as a real one: stored raw, then processed idempotently.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from integrations.keys import BASE62
+from payments.formats.cards import PAID, TEST_CARDS
+from payments.models import SimulatorOperation
+from payments.rails.base import CardData, CardResult, InvalidNotification, Notification, OperationStatus
+
+
+def _random(length: int) -> str:
+    return "".join(secrets.choice(BASE62) for _ in range(length))
+
+
+class SimulatorRail:
+    name = "simulator"
+
+    # --- Pay-in ------------------------------------------------------------------------------------------------------
+    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime) -> None:
+        """A dynamic Pix charge needs nothing registered here: the simulator matches payments by txid."""
+
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None:
+        """Likewise: a simulated boleto is paid through `simulate_payment`."""
+
+    def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
+                       rail_token: str | None) -> CardResult:
+        previous = self._repeat(key)
+        if previous is not None:
+            return self._card_result(previous)
+        if card is not None:
+            # Live mode on the simulator approves any valid card; test mode only sees the test numbers.
+            outcome = TEST_CARDS.get(card.number, PAID)
+            rail_token = "simtok_" + _random(24)
+            SimulatorOperation.objects.create(key=rail_token, kind="card_token", livemode=livemode, amount=0,
+                                              status="ACTIVE", outcome=outcome)
+        else:
+            stored = SimulatorOperation.objects.filter(key=rail_token, kind="card_token").first()
+            outcome = stored.outcome if stored else "processing_error"
+        operation = self._record(key=key, kind="card", livemode=livemode, amount=amount,
+                                 status="SUCCEEDED" if outcome == PAID else "FAILED",
+                                 outcome="" if outcome == PAID else outcome, reference=rail_token or "")
+        return self._card_result(operation)
+
+    def card_status(self, *, key: str) -> CardResult:
+        operation = SimulatorOperation.objects.filter(key=key, kind="card").first()
+        if operation is None:  # never reached the network: nothing was charged
+            return CardResult(status="FAILED", failure_code="processing_error")
+        return self._card_result(operation)
+
+    @staticmethod
+    def _card_result(operation: SimulatorOperation) -> CardResult:
+        if operation.status == "SUCCEEDED":
+            return CardResult(status="PAID", authorization_code=operation.key.replace("-", "")[-6:].upper(),
+                              rail_token=operation.reference)
+        return CardResult(status="FAILED", failure_code=operation.outcome, rail_token=operation.reference)
+
+    # --- Refunds -----------------------------------------------------------------------------------------------------
+    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str,
+                      amount: int) -> OperationStatus:
+        previous = self._repeat(key)
+        if previous is None:
+            # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
+            status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
+            previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
+                                    reference=payin_key)
+            if status == "PENDING":
+                from payments.tasks import refund_reconcile
+
+                transaction.on_commit(lambda: refund_reconcile.apply_async(
+                    kwargs={"refund_id": key}, countdown=settings.SIMULATOR_AUTO_CONFIRM_SECONDS))
+        return OperationStatus(status=previous.status, failure_code=previous.outcome)
+
+    def refund_status(self, *, key: str) -> OperationStatus:
+        operation = SimulatorOperation.objects.filter(key=key, kind="refund").first()
+        if operation is None:
+            return OperationStatus(status="FAILED", failure_code="rail_error")
+        due = operation.created_at + timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
+        if operation.status == "PENDING" and timezone.now() >= due:
+            SimulatorOperation.objects.filter(key=key, status="PENDING").update(status="SUCCEEDED",
+                                                                               updated_at=timezone.now())
+            return OperationStatus(status="SUCCEEDED")
+        return OperationStatus(status=operation.status, failure_code=operation.outcome)
+
+    # --- Notifications -----------------------------------------------------------------------------------------------
+    def notification_parse(self, body: bytes) -> Notification:
+        try:
+            data = json.loads(body)
+            return Notification(dedupe_key=str(data["id"]), kind=str(data["type"]), amount=data.get("amount"),
+                                key=str(data.get("key", "")), txid=str(data.get("txid", "")),
+                                nosso_numero=data.get("nossoNumero"), failure_code=str(data.get("failureCode", "")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidNotification(str(exc)) from exc
+
+    # --- Sandbox: the outside world ----------------------------------------------------------------------------------
+    def simulate_payment(self, *, key: str, livemode: bool, amount: int, txid: str = "",
+                         nosso_numero: int | None = None) -> bytes:
+        """The payer pays: money enters through the rail. Paying the same charge twice is one payment."""
+        self._repeat(key) or self._record(key=key, kind="payin", livemode=livemode, amount=amount,
+                                          status="SUCCEEDED", reference=txid or str(nosso_numero or ""))
+        return self._notification("payin.paid", dedupe_key=f"paid-{key}", key=key, amount=amount, txid=txid,
+                                  nossoNumero=nosso_numero)
+
+    def simulate_chargeback(self, *, key: str, livemode: bool, amount: int) -> bytes:
+        """The payer's bank takes the money back (a card chargeback, a Pix MED return)."""
+        chargeback_key = f"chargeback-{key}"
+        self._repeat(chargeback_key) or self._record(key=chargeback_key, kind="chargeback", livemode=livemode,
+                                                     amount=amount, status="SUCCEEDED", reference=key)
+        return self._notification("payin.chargeback", dedupe_key=chargeback_key, key=key, amount=amount)
+
+    @staticmethod
+    def _notification(kind: str, *, dedupe_key: str, **fields) -> bytes:
+        body = {"id": dedupe_key, "type": kind, **{k: v for k, v in fields.items() if v not in (None, "")}}
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    # --- Books -------------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _repeat(key: str) -> SimulatorOperation | None:
+        """The operation already done under this idempotency key, counting the repeated call."""
+        if SimulatorOperation.objects.filter(key=key).update(calls=F("calls") + 1):
+            return SimulatorOperation.objects.get(key=key)
+        return None
+
+    @staticmethod
+    def _record(**fields) -> SimulatorOperation:
+        try:
+            with transaction.atomic():
+                return SimulatorOperation.objects.create(**fields)
+        except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
+            return SimulatorOperation.objects.get(key=fields["key"])
+
+
+rail = SimulatorRail()

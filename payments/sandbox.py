@@ -1,0 +1,32 @@
+"""Sandbox controls (SPEC §7): test mode only. They ask the simulator rail to play the outside world (a payer
+paying, a bank charging back), and its notification goes through the same path as a real rail's."""
+
+from __future__ import annotations
+
+from accounts.models import Merchant
+from config.errors import InvalidState
+from payments import rails, services
+from payments.models import Payin, PayinStatus, PaymentMethod
+from payments.notifications import notification_receive
+from payments.selectors import payin_get
+
+
+def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
+    payin = payin_get(merchant=merchant, livemode=False, payin_id=payin_id)
+    simulator = rails.by_name("simulator")
+    if action == "expire":
+        return services.payin_expire(payin_id=payin.pk, merchant=merchant, livemode=False)
+    if action == "pay":
+        if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in services.TRANSITIONS[
+                PayinStatus.PAID]:
+            raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be paid")
+        body = simulator.simulate_payment(key=str(payin.pk), livemode=False, amount=payin.amount,
+                                          txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero)
+    else:
+        if payin.payment_method == PaymentMethod.BOLETO or payin.status not in services.TRANSITIONS[
+                PayinStatus.CHARGEBACK]:
+            raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be charged back")
+        body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,
+                                             amount=payin.amount - payin.refunded_amount)
+    notification_receive(rail_name="simulator", body=body)
+    return payin_get(merchant=merchant, livemode=False, payin_id=payin.pk)

@@ -1,0 +1,74 @@
+"""The API's representation of charges and refunds: plain functions building dicts (the hot path of every read and
+of every event), documented for OpenAPI by the serializers in `payments.schema`."""
+
+from __future__ import annotations
+
+from config.api import timestamp
+from payments.models import LedgerEntry, Payin, PaymentMethod, Refund
+from payments.pages import boleto_url, payment_url, qrcode_image_url
+
+
+def payin_serialize(payin: Payin) -> dict:
+    body = {
+        "id": str(payin.id),
+        "status": payin.status,
+        "amount": payin.amount,
+        "fee": payin.fee,
+        "netAmount": payin.amount - payin.fee,
+        "currency": "BRL",
+        "paymentMethod": payin.payment_method,
+        "referenceId": payin.reference_id,
+        "livemode": payin.livemode,
+        "description": payin.description,
+        "metadata": payin.metadata,
+        "customer": payin.customer,
+        "items": payin.items,
+        "refundedAmount": payin.refunded_amount,
+        "paymentUrl": payment_url(payin),
+        "createdAt": timestamp(payin.created_at),
+        "updatedAt": timestamp(payin.updated_at),
+        "paidAt": timestamp(payin.paid_at),
+        "failureCode": payin.failure_code or None,
+        "failureMessage": payin.failure_message or None,
+    }
+    if payin.payment_method == PaymentMethod.PIX:
+        body["pix"] = {"qrcode": payin.pix_payload, "expiration": timestamp(payin.pix_expires_at),
+                       "txid": payin.pix_txid, "qrcodeImageUrl": qrcode_image_url(payin)}
+    elif payin.payment_method == PaymentMethod.BOLETO:
+        body["boleto"] = {"barcode": payin.boleto_barcode, "digitableLine": payin.boleto_digitable_line,
+                          "dueDate": payin.boleto_due_date.isoformat(), "url": boleto_url(payin),
+                          "instructions": payin.boleto_instructions}
+    else:
+        body["card"] = dict(payin.card)
+        body["authorizationCode"] = payin.authorization_code or None
+    return body
+
+
+def refund_serialize(refund: Refund) -> dict:
+    return {
+        "id": str(refund.id),
+        "payinId": str(refund.payin_id),
+        "amount": refund.amount,
+        "status": refund.status,
+        "reason": refund.reason or None,
+        "failureCode": refund.failure_code or None,
+        "livemode": refund.livemode,
+        "createdAt": timestamp(refund.created_at),
+        "updatedAt": timestamp(refund.updated_at),
+    }
+
+
+def statement_line_serialize(entry: LedgerEntry) -> dict:
+    movement = entry.transaction
+    return {
+        "id": str(entry.id),
+        "type": entry.line_type,
+        "amount": entry.amount,
+        "balanceAfter": entry.balance_after,
+        "balance": entry.account.kind,
+        "objectType": movement.object_type,
+        "objectId": movement.object_id,
+        "referenceId": movement.reference_id or None,
+        "description": movement.description,
+        "createdAt": timestamp(entry.created_at),
+    }

@@ -1,0 +1,27 @@
+"""Pay-in jobs (SPEC §8). Each is idempotent and safe on several workers at once: every change is a conditional
+transition on a locked row, so two workers racing over one charge move it once."""
+
+from celery import shared_task
+
+from payments import services
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def payins_expire() -> int:
+    return services.payins_expire()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def card_settlements_release() -> int:
+    return services.card_settlements_release()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def rail_reconcile() -> int:
+    return services.card_charges_reconcile() + services.refunds_reconcile()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def refund_reconcile(*, refund_id: str) -> int:
+    """Ask the rail about one refund at the moment it is expected to be settled (the periodic job is the net)."""
+    return services.refunds_reconcile(refund_ids=[refund_id])
