@@ -112,3 +112,23 @@ def run_in_threads(count: int, work: Callable[[int], object]) -> list:
 @pytest.fixture
 def on_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+@pytest.fixture(autouse=True)
+def _ledger_balanced_after_each_test(request):
+    """Every test that touched the database ends with a ledger that passes `ledger_check`: checked inside the test's
+    own transaction, before it is rolled back, so the whole suite is one long proof that no code path creates or
+    loses money. Tests that corrupt the ledger on purpose are marked `ledger_unchecked`."""
+    marker = request.node.get_closest_marker("django_db")
+    names = request.fixturenames
+    if request.node.get_closest_marker("ledger_unchecked") or not (
+            marker or "db" in names or "transactional_db" in names):
+        yield
+        return
+    transactional = "transactional_db" in names or bool(marker and marker.kwargs.get("transaction"))
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    yield
+    from payments.management.commands.ledger_check import Command
+
+    problems, _ = Command().inspect()
+    assert problems == [], "the ledger is out of balance after this test"

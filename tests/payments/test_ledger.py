@@ -106,6 +106,7 @@ def test_a_rolled_back_change_takes_its_movement_with_it():
 
 
 @pytest.mark.django_db
+@pytest.mark.ledger_unchecked
 def test_ledger_check_names_a_balance_that_drifted_from_its_entries():
     merchant = MerchantFactory()
     pay_in(merchant, 1_000, 10)
@@ -122,6 +123,7 @@ def test_ledger_check_names_a_balance_that_drifted_from_its_entries():
 
 
 @pytest.mark.django_db
+@pytest.mark.ledger_unchecked
 def test_ledger_check_names_an_unbalanced_transaction_and_a_wrong_running_balance():
     merchant = MerchantFactory()
     movement = pay_in(merchant, 1_000, 10)

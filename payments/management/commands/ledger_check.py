@@ -2,9 +2,11 @@
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
-from django.db.models import F, Sum, Window
+from django.db.models import Count, F, Sum, Window
 
-from payments.models import LedgerAccount, LedgerEntry
+from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payin, PayinStatus, Refund, RefundStatus
+
+PAID_STATUSES = [PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED, PayinStatus.CHARGEBACK]
 
 
 class Command(BaseCommand):
@@ -51,5 +53,28 @@ class Command(BaseCommand):
             if total != 0:
                 problems.append(f"merchant {merchant_id} ({'live' if livemode else 'test'}): accounts sum to {total}, "
                                 "not 0 (money was created or lost)")
+        problems += self.inspect_charges()
         return problems, (f"ledger ok: {len(accounts)} accounts, {len(sums)} with entries, "
                           f"{LedgerEntry.objects.count()} entries, every invariant holds")
+
+    def inspect_charges(self) -> list[str]:
+        """Charges against their money: a charge was credited exactly when it was paid, and what it counts as
+        refunded is what its refunds that did not fail add up to."""
+        problems: list[str] = []
+        credited = dict(LedgerTransaction.objects.filter(object_type="payin", entries__line_type="payin",
+                                                         entries__amount__gt=0)
+                        .values("object_id").annotate(n=Count("id", distinct=True)).values_list("object_id", "n"))
+        for payin_id, status in Payin.objects.values_list("pk", "status"):
+            expected = 1 if status in PAID_STATUSES else 0
+            if credited.get(str(payin_id), 0) != expected:
+                problems.append(f"charge {payin_id} ({status}) was credited {credited.get(str(payin_id), 0)} "
+                                f"time(s), not {expected}")
+        refunds = dict(Refund.objects.exclude(status=RefundStatus.FAILED).values("payin_id")
+                       .annotate(total=Sum("amount")).values_list("payin_id", "total"))
+        for payin_id, refunded in Payin.objects.filter(refunded_amount__gt=0).values_list("pk", "refunded_amount"):
+            if refunds.get(payin_id, 0) != refunded:
+                problems.append(f"charge {payin_id}: refundedAmount {refunded} but its refunds add up to "
+                                f"{refunds.get(payin_id, 0)}")
+        for payin_id in set(refunds) - set(Payin.objects.filter(refunded_amount__gt=0).values_list("pk", flat=True)):
+            problems.append(f"charge {payin_id}: refundedAmount 0 but it has refunds of {refunds[payin_id]}")
+        return problems
