@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -112,16 +113,16 @@ class PayinCancelApi(ApiView):
 
 
 class PayinRefundsApi(ApiView):
-    class InputSerializer(StrictSerializer):
+    class RefundRequest(StrictSerializer):
         amount = StrictIntegerField(required=False, min_value=1,
                                     help_text="Cents; default: what is left to refund.")
         reason = StrictCharField(required=False, max_length=255, allow_blank=True)
 
     @extend_schema(operation_id="refund_create", summary="Refund part or the rest of a PIX or card charge",
-                   request=InputSerializer, responses={201: schema.Refund})
+                   request=RefundRequest, responses={201: schema.Refund})
     def post(self, request: Request, payin_id: str) -> Response:
         payin_id = _uuid(payin_id, "charge")
-        data = self.InputSerializer.validated(request.data)
+        data = self.RefundRequest.validated(request.data)
         refund = services.refund_create(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                         payin_id=payin_id, amount=data.get("amount"), reason=data.get("reason", ""))
         return Response(refund_serialize(refund), status=201)
@@ -135,23 +136,21 @@ class PayinRefundsApi(ApiView):
 
 
 class SandboxPayinSimulateApi(ApiView):
-    class InputSerializer(StrictSerializer):
+    class SimulateRequest(StrictSerializer):
         action = StrictCharField(help_text="pay, expire or chargeback")
 
         def validate_action(self, value: str) -> str:
             if value not in ("pay", "expire", "chargeback"):
-                from rest_framework.exceptions import ValidationError
-
                 raise ValidationError("Must be one of pay, expire, chargeback.", code="invalid_choice")
             return value
 
     @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or charge back a charge",
-                   request=InputSerializer, responses=schema.Payin)
+                   request=SimulateRequest, responses=schema.Payin)
     def post(self, request: Request, payin_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()
         payin_id = _uuid(payin_id, "charge")
-        data = self.InputSerializer.validated(request.data)
+        data = self.SimulateRequest.validated(request.data)
         payin = sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"])
         return Response(payin_serialize(payin))
 
