@@ -58,6 +58,16 @@ class AmountTooLarge(DomainError):
     message = "The amount is above the maximum per charge"
 
 
+class PayoutLimitExceeded(DomainError):
+    code = "payout_limit_exceeded"
+    message = "The payout exceeds the merchant's limit"
+
+
+class BeneficiaryMismatch(DomainError):
+    code = "beneficiary_mismatch"
+    message = "The beneficiary document is not the document of the Pix key"
+
+
 class LiveCardInTestMode(DomainError):
     code = "live_card_in_test_mode"
     message = "Test mode accepts only test card numbers"
@@ -192,7 +202,8 @@ def flatten_errors(errors: Any, path: str = "") -> list[dict]:
 # A request whose every problem is of one of these kinds gets that kind as its top-level code, so a client can branch
 # on `code` alone; any mix is a plain `validation_error`, with each problem's own code in `details`.
 _SINGLE_KIND_ERRORS: dict[str, type[DomainError]] = {
-    error_class.code: error_class for error_class in (UnknownField, AmountTooSmall, AmountTooLarge, LiveCardInTestMode)
+    error_class.code: error_class for error_class in (
+        UnknownField, AmountTooSmall, AmountTooLarge, LiveCardInTestMode, PayoutLimitExceeded, BeneficiaryMismatch)
 }
 
 

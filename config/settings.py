@@ -140,6 +140,7 @@ CELERY_BEAT_SCHEDULE = {
     "payins-expire": {"task": "payments.tasks.payins_expire", "schedule": 30.0},
     "card-settlements-release": {"task": "payments.tasks.card_settlements_release", "schedule": 300.0},
     "rail-reconcile": {"task": "payments.tasks.rail_reconcile", "schedule": 60.0},
+    "payouts-reconcile": {"task": "payments.tasks.payouts_reconcile", "schedule": 20.0},
 }
 
 # --- Auth, sessions, security --------------------------------------------------------------------------------------
@@ -247,6 +248,8 @@ PAYOUT_DAILY_MAX = env.int("PAYOUT_DAILY_MAX", default=20_000_000)
 CARD_SETTLEMENT_DAYS = env.int("CARD_SETTLEMENT_DAYS", default=30)
 # Seconds the simulator rail waits before it confirms test-mode Pix refunds (and, in the payout issue, payouts).
 SIMULATOR_AUTO_CONFIRM_SECONDS = env.int("SIMULATOR_AUTO_CONFIRM_SECONDS", default=2)
+# Seconds the simulator rail takes to answer a payout (0; tests raise it to kill a worker mid-send).
+SIMULATOR_LATENCY_SECONDS = env.float("SIMULATOR_LATENCY_SECONDS", default=0.0)
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", default=False)
 WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
 # Signing secrets are stored encrypted under this key (derived from SECRET_KEY when unset).

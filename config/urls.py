@@ -6,13 +6,17 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 from accounts.apis import AccountApi
 from config.views import HealthApi, baseline
 from payments.apis import (
-                           BalanceApi,
-                           BalanceTransactionsApi,
-                           PayinCancelApi,
-                           PayinDetailApi,
-                           PayinRefundsApi,
-                           PayinsApi,
-                           SandboxPayinSimulateApi,
+    BalanceApi,
+    BalanceTransactionsApi,
+    PayinCancelApi,
+    PayinDetailApi,
+    PayinRefundsApi,
+    PayinsApi,
+    PayoutCancelApi,
+    PayoutDetailApi,
+    PayoutsApi,
+    SandboxPayinSimulateApi,
+    SandboxPayoutSimulateApi,
 )
 from webhooks.apis import EventDetailApi, EventListApi
 
@@ -28,6 +32,11 @@ api_patterns = [
     path("payin/<str:payin_id>/cancel", PayinCancelApi.as_view(), name="payin-cancel"),
     path("payin/<str:payin_id>/refunds", PayinRefundsApi.as_view(), name="payin-refunds"),
     path("sandbox/payin/<str:payin_id>/simulate", SandboxPayinSimulateApi.as_view(), name="sandbox-payin-simulate"),
+    path("payout", PayoutsApi.as_view(), name="payouts"),
+    path("payout/<str:payout_id>", PayoutDetailApi.as_view(), name="payout"),
+    path("payout/<str:payout_id>/cancel", PayoutCancelApi.as_view(), name="payout-cancel"),
+    path("sandbox/payout/<str:payout_id>/simulate", SandboxPayoutSimulateApi.as_view(),
+         name="sandbox-payout-simulate"),
     path("events", EventListApi.as_view(), name="events"),
     path("events/<str:event_id>", EventDetailApi.as_view(), name="event"),
 ]

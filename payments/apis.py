@@ -12,10 +12,11 @@ from rest_framework.response import Response
 
 from config.api import ApiView, StrictCharField, StrictIntegerField, StrictSerializer, paginate, reject_unknown_params
 from config.errors import DomainError, NotFound, validation_error
-from payments import sandbox, schema, selectors, services
+from payments import payouts, sandbox, schema, selectors, services
 from payments.ledger import balance_get
-from payments.models import PayinStatus, PaymentMethod
-from payments.serializers import payin_serialize, refund_serialize, statement_line_serialize
+from payments.models import PayinStatus, PaymentMethod, PayoutStatus
+from payments.payout_validation import payout_request_validate
+from payments.serializers import payin_serialize, payout_serialize, refund_serialize, statement_line_serialize
 from payments.validation import payin_request_validate
 
 
@@ -182,3 +183,76 @@ class BalanceTransactionsApi(ApiView):
         lines = selectors.statement_lines(merchant=request.auth.merchant, livemode=request.auth.livemode)
         return Response(paginate(lines, params=params, serialize=statement_line_serialize).as_body())
 
+
+
+# --- Payouts ---------------------------------------------------------------------------------------------------------
+class PayoutsApi(ApiView):
+    @extend_schema(operation_id="payout_create", summary="Send a Pix payout from the available balance",
+                   request=schema.PayoutRequest, responses={201: schema.Payout})
+    def post(self, request: Request) -> Response:
+        data = payout_request_validate(request.data, merchant=request.auth.merchant)
+        payout = payouts.payout_create(merchant=request.auth.merchant, livemode=request.auth.livemode, data=data)
+        return Response(payout_serialize(payout), status=201)
+
+    @extend_schema(
+        operation_id="payout_list", summary="List payouts, newest first",
+        parameters=[
+            OpenApiParameter("status", str, enum=PayoutStatus.values),
+            OpenApiParameter("referenceId", str),
+            OpenApiParameter("createdFrom", str, description="ISO 8601 timestamp, inclusive."),
+            OpenApiParameter("createdTo", str, description="ISO 8601 timestamp, exclusive."),
+            OpenApiParameter("limit", int, description="1 to 100, default 20."),
+            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
+        ],
+        responses=schema.PayoutList,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        reject_unknown_params(params, allowed={"status", "referenceId", "createdFrom", "createdTo"})
+        problems: list = []
+        status = _choice_param(params, "status", PayoutStatus.values, problems)
+        created_from = _datetime_param(params, "createdFrom", problems)
+        created_to = _datetime_param(params, "createdTo", problems)
+        if problems:
+            raise validation_error(problems)
+        items = selectors.payout_list(merchant=request.auth.merchant, livemode=request.auth.livemode, status=status,
+                                      reference_id=params.get("referenceId"), created_from=created_from,
+                                      created_to=created_to)
+        return Response(paginate(items, params=params, serialize=payout_serialize).as_body())
+
+
+class PayoutDetailApi(ApiView):
+    @extend_schema(operation_id="payout_retrieve", summary="One payout", responses=schema.Payout)
+    def get(self, request: Request, payout_id: str) -> Response:
+        payout = selectors.payout_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                      payout_id=_uuid(payout_id, "payout"))
+        return Response(payout_serialize(payout))
+
+
+class PayoutCancelApi(ApiView):
+    @extend_schema(operation_id="payout_cancel", summary="Cancel a PENDING payout (before the worker sends it)",
+                   request=None, responses=schema.Payout)
+    def post(self, request: Request, payout_id: str) -> Response:
+        payout = payouts.payout_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                       payout_id=_uuid(payout_id, "payout"))
+        return Response(payout_serialize(payout))
+
+
+class SandboxPayoutSimulateApi(ApiView):
+    class PayoutSimulateRequest(StrictSerializer):
+        action = StrictCharField(help_text="complete, fail or return")
+
+        def validate_action(self, value: str) -> str:
+            if value not in ("complete", "fail", "return"):
+                raise ValidationError("Must be one of complete, fail, return.", code="invalid_choice")
+            return value
+
+    @extend_schema(operation_id="sandbox_payout_simulate", summary="Test mode: complete, fail or return a payout",
+                   request=PayoutSimulateRequest, responses=schema.Payout)
+    def post(self, request: Request, payout_id: str) -> Response:
+        if request.auth.livemode:
+            raise TestModeOnly()
+        payout_id = _uuid(payout_id, "payout")
+        data = self.PayoutSimulateRequest.validated(request.data)
+        payout = payouts.payout_simulate(merchant=request.auth.merchant, payout_id=payout_id, action=data["action"])
+        return Response(payout_serialize(payout))

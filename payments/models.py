@@ -290,3 +290,66 @@ class BalanceAdjustment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.amount:+d} {self.reason}"
+
+
+# --- Payouts ---------------------------------------------------------------------------------------------------------
+class PayoutStatus(models.TextChoices):
+    PENDING = "PENDING"
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELED = "CANCELED"
+    RETURNED = "RETURNED"
+
+
+class PixKeyType(models.TextChoices):
+    CPF = "CPF"
+    CNPJ = "CNPJ"
+    EMAIL = "EMAIL"
+    PHONE = "PHONE"
+    EVP = "EVP"
+
+
+class Payout(models.Model):
+    """A Pix sent from the merchant's balance (SPEC §4). Its amount + fee left `available` when it was accepted."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payouts")
+    livemode = models.BooleanField()
+    status = models.CharField(max_length=12, choices=PayoutStatus.choices, default=PayoutStatus.PENDING)
+    amount = models.BigIntegerField()
+    fee = models.BigIntegerField()
+    pix_key = models.CharField(max_length=77)  # as the merchant sent it (echoed)
+    pix_key_normalized = models.CharField(max_length=77)  # what the rail gets
+    pix_key_type = models.CharField(max_length=5, choices=PixKeyType.choices)
+    reference_id = models.CharField(max_length=64)
+    external_id = models.CharField(max_length=32, unique=True)  # the Pix end-to-end id
+    beneficiary_name = models.CharField(max_length=120, blank=True)
+    beneficiary_document = models.CharField(max_length=14, blank=True)
+    description = models.CharField(max_length=140, blank=True)
+    metadata = models.JSONField(default=dict)
+    webhook_url = models.CharField(max_length=2048, blank=True)
+    failure_code = models.CharField(max_length=40, blank=True)
+    failure_message = models.CharField(max_length=255, blank=True)
+    # The Sao Paulo calendar day the payout counts against for the daily limit.
+    local_date = models.DateField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["merchant", "livemode", "created_at", "id"], name="payout_list"),
+            models.Index(fields=["merchant", "livemode", "status", "created_at", "id"], name="payout_list_status"),
+            models.Index(fields=["merchant", "livemode", "local_date"], name="payout_daily_total"),
+            models.Index(fields=["updated_at"], name="payout_unfinished",
+                         condition=Q(status__in=["PENDING", "PROCESSING"])),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["merchant", "livemode", "reference_id"], name="payout_reference_unique"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="payout_amount_positive"),
+            models.CheckConstraint(condition=Q(fee__gte=0), name="payout_fee_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"payout {self.amount} {self.status}"

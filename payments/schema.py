@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from payments.models import LineType, PayinStatus, PaymentMethod, RefundStatus
+from payments.models import LineType, PayinStatus, PaymentMethod, PayoutStatus, PixKeyType, RefundStatus
 
 
 class Address(serializers.Serializer):
@@ -164,5 +164,45 @@ class StatementLine(serializers.Serializer):
 
 class StatementList(serializers.Serializer):
     data = StatementLine(many=True)
+    hasMore = serializers.BooleanField()
+    nextCursor = serializers.CharField(allow_null=True)
+
+
+class PayoutRequest(serializers.Serializer):
+    amount = serializers.IntegerField(min_value=1, help_text="Cents; at most the per-payout limit (default 5000000).")
+    pixKey = serializers.CharField(max_length=77)
+    pixKeyType = serializers.ChoiceField(choices=PixKeyType.values)
+    referenceId = serializers.RegexField(r"^[A-Za-z0-9._:-]{1,64}$", help_text="Unique per merchant and mode.")
+    beneficiaryName = serializers.CharField(required=False, max_length=120)
+    beneficiaryDocument = serializers.CharField(required=False, help_text="CPF or CNPJ; must equal a CPF/CNPJ key.")
+    webhookUrl = serializers.URLField(required=False, max_length=2048)
+    description = serializers.CharField(required=False, max_length=140)
+    metadata = serializers.DictField(child=serializers.CharField(max_length=500), required=False)
+
+
+class Payout(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=PayoutStatus.values)
+    amount = serializers.IntegerField()
+    fee = serializers.IntegerField()
+    currency = serializers.CharField()
+    pixKey = serializers.CharField()
+    pixKeyType = serializers.ChoiceField(choices=PixKeyType.values)
+    referenceId = serializers.CharField()
+    externalId = serializers.CharField(help_text="The Pix end-to-end id (32 characters).")
+    beneficiaryName = serializers.CharField(allow_null=True)
+    beneficiaryDocument = serializers.CharField(allow_null=True)
+    description = serializers.CharField()
+    metadata = serializers.DictField(child=serializers.CharField())
+    livemode = serializers.BooleanField()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    completedAt = serializers.DateTimeField(allow_null=True)
+    failureCode = serializers.CharField(allow_null=True)
+    failureMessage = serializers.CharField(allow_null=True)
+
+
+class PayoutList(serializers.Serializer):
+    data = Payout(many=True)
     hasMore = serializers.BooleanField()
     nextCursor = serializers.CharField(allow_null=True)

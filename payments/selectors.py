@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from accounts.models import KycSubmission, Merchant
 from config.errors import NotFound
 from payments import ledger
-from payments.models import AccountKind, LedgerEntry, Payin, Refund
+from payments.models import AccountKind, LedgerEntry, Payin, Payout, Refund
 
 
 def merchant_display_name(merchant: Merchant) -> str:
@@ -67,3 +67,25 @@ def statement_lines(*, merchant: Merchant, livemode: bool) -> QuerySet[LedgerEnt
     accounts = ledger.accounts_ensure(merchant=merchant, livemode=livemode)
     ids = [accounts[AccountKind.AVAILABLE].pk, accounts[AccountKind.PENDING].pk]
     return LedgerEntry.objects.filter(account_id__in=ids).select_related("transaction", "account")
+
+
+def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
+    payout = Payout.objects.filter(pk=payout_id, merchant=merchant, livemode=livemode).first()
+    if payout is None:
+        raise NotFound("No such payout")
+    payout.merchant = merchant
+    return payout
+
+
+def payout_list(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
+                created_from: datetime | None = None, created_to: datetime | None = None) -> QuerySet[Payout]:
+    payouts = Payout.objects.filter(merchant=merchant, livemode=livemode)
+    if status is not None:
+        payouts = payouts.filter(status=status)
+    if reference_id is not None:
+        payouts = payouts.filter(reference_id=reference_id)  # unique: at most one
+    if created_from is not None:
+        payouts = payouts.filter(created_at__gte=created_from)
+    if created_to is not None:
+        payouts = payouts.filter(created_at__lt=created_to)
+    return payouts

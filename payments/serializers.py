@@ -4,7 +4,7 @@ of every event), documented for OpenAPI by the serializers in `payments.schema`.
 from __future__ import annotations
 
 from config.api import timestamp
-from payments.models import LedgerEntry, Payin, PaymentMethod, Refund
+from payments.models import LedgerEntry, Payin, PaymentMethod, Payout, Refund
 from payments.pages import boleto_url, payment_url, qrcode_image_url
 
 
@@ -71,4 +71,28 @@ def statement_line_serialize(entry: LedgerEntry) -> dict:
         "referenceId": movement.reference_id or None,
         "description": movement.description,
         "createdAt": timestamp(entry.created_at),
+    }
+
+
+def payout_serialize(payout: Payout) -> dict:
+    return {
+        "id": str(payout.id),
+        "status": payout.status,
+        "amount": payout.amount,
+        "fee": payout.fee,
+        "currency": "BRL",
+        "pixKey": payout.pix_key,
+        "pixKeyType": payout.pix_key_type,
+        "referenceId": payout.reference_id,
+        "externalId": payout.external_id,
+        "beneficiaryName": payout.beneficiary_name or None,
+        "beneficiaryDocument": payout.beneficiary_document or None,
+        "description": payout.description,
+        "metadata": payout.metadata,
+        "livemode": payout.livemode,
+        "createdAt": timestamp(payout.created_at),
+        "updatedAt": timestamp(payout.updated_at),
+        "completedAt": timestamp(payout.completed_at),
+        "failureCode": payout.failure_code or None,
+        "failureMessage": payout.failure_message or None,
     }

@@ -1,9 +1,11 @@
 """Pay-in jobs (SPEC §8). Each is idempotent and safe on several workers at once: every change is a conditional
 transition on a locked row, so two workers racing over one charge move it once."""
 
+from datetime import timedelta
+
 from celery import shared_task
 
-from payments import services
+from payments import payouts, services
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -25,3 +27,19 @@ def rail_reconcile() -> int:
 def refund_reconcile(*, refund_id: str) -> int:
     """Ask the rail about one refund at the moment it is expected to be settled (the periodic job is the net)."""
     return services.refunds_reconcile(refund_ids=[refund_id])
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def payout_process(*, payout_id: str) -> None:
+    payouts.payout_process(payout_id=payout_id)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def payout_reconcile(*, payout_id: str) -> int:
+    """Ask the rail about one payout when it should have settled (the periodic job is the safety net)."""
+    return payouts.payouts_reconcile(older_than=timedelta(0), payout_ids=[payout_id])
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def payouts_reconcile() -> int:
+    return payouts.payouts_reconcile()

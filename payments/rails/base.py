@@ -50,7 +50,7 @@ class CardResult:
 
 @dataclass(frozen=True)
 class OperationStatus:
-    status: str  # PENDING, SUCCEEDED, FAILED (refunds, payouts); PAID/FAILED/PENDING for cards
+    status: str  # PENDING, SUCCEEDED, FAILED, RETURNED or NOT_FOUND (refunds, payouts)
     failure_code: str = ""
 
 
@@ -84,5 +84,12 @@ class Rail(Protocol):
                       amount: int) -> OperationStatus: ...
 
     def refund_status(self, *, key: str) -> OperationStatus: ...
+
+    def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
+                    end_to_end_id: str) -> OperationStatus: ...
+
+    def payout_status(self, *, key: str) -> OperationStatus:
+        """NOT_FOUND when the rail never received the payout (safe to send it, under the same key)."""
+        ...
 
     def notification_parse(self, body: bytes) -> Notification: ...

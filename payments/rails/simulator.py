@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
@@ -95,6 +96,50 @@ class SimulatorRail:
                                                                                updated_at=timezone.now())
             return OperationStatus(status="SUCCEEDED")
         return OperationStatus(status=operation.status, failure_code=operation.outcome)
+
+    # --- Payouts -----------------------------------------------------------------------------------------------------
+    # Test-mode payouts complete by themselves a moment after they are sent, except to these keys (SPEC §7).
+    FAILING_EMAIL_DOMAIN = "@fail.example.com"
+    UNKNOWN_EVP = "00000000-0000-0000-0000-000000000000"
+
+    def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
+                    end_to_end_id: str) -> OperationStatus:
+        previous = self._repeat(key)
+        if previous is None:
+            outcome = ""
+            if pix_key_type == "EMAIL" and pix_key.lower().endswith(self.FAILING_EMAIL_DOMAIN):
+                outcome = "rejected_by_bank"
+            elif pix_key_type == "EVP" and pix_key.lower() == self.UNKNOWN_EVP:
+                outcome = "pix_key_not_found"
+            previous = self._record(key=key, kind="payout", livemode=livemode, amount=amount,
+                                    status="FAILED" if outcome else "PENDING", outcome=outcome,
+                                    reference=end_to_end_id)
+        if settings.SIMULATOR_LATENCY_SECONDS:  # tests: a window in which a worker can die after the send
+            time.sleep(settings.SIMULATOR_LATENCY_SECONDS)
+        return self.payout_status(key=key)
+
+    def payout_status(self, *, key: str) -> OperationStatus:
+        operation = SimulatorOperation.objects.filter(key=key, kind="payout").first()
+        if operation is None:
+            return OperationStatus(status="NOT_FOUND")
+        due = operation.created_at + timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
+        if operation.status == "PENDING" and timezone.now() >= due:
+            SimulatorOperation.objects.filter(key=key, status="PENDING").update(status="SUCCEEDED",
+                                                                               updated_at=timezone.now())
+            return OperationStatus(status="SUCCEEDED")
+        return OperationStatus(status=operation.status, failure_code=operation.outcome)
+
+    def simulate_payout(self, *, key: str, livemode: bool, amount: int, end_to_end_id: str, action: str) -> None:
+        """The receiving bank's side of a payout: credit it (complete), refuse it (fail) or send it back (return).
+        A payout not yet sent counts as sent now, once."""
+        status, outcome = {"complete": ("SUCCEEDED", ""), "fail": ("FAILED", "rejected_by_bank"),
+                           "return": ("RETURNED", "")}[action]
+        if SimulatorOperation.objects.filter(key=key).exists():
+            SimulatorOperation.objects.filter(key=key).update(status=status, outcome=outcome,
+                                                              updated_at=timezone.now())
+        else:
+            self._record(key=key, kind="payout", livemode=livemode, amount=amount, status=status, outcome=outcome,
+                         reference=end_to_end_id)
 
     # --- Notifications -----------------------------------------------------------------------------------------------
     def notification_parse(self, body: bytes) -> Notification:

@@ -1,0 +1,139 @@
+"""The body of POST /payout, checked and normalized (SPEC §4.1), in the manner of the charge's (payments.validation).
+
+Every problem is reported at once, each with its path. The rules that span fields (the key against its type, the
+beneficiary's document against a CPF or CNPJ key) read the raw body, so they are checked whatever else is wrong; a
+rule whose other field is itself invalid is skipped, that field's own problem being reported. No message repeats a
+value sent.
+
+- The Pix key is returned twice: `pix_key_as_sent`, exactly as the merchant sent it, is what the API echoes
+  (`pixKey` in the response, SPEC §4.2 "echo of the request"); `pix_key`, the canonical form (`+5511987654321`,
+  lowercased e-mail and EVP), is what the rail is sent and what a beneficiary document is compared with.
+- `amount` above the per-payout maximum (the merchant's own, else PAYOUT_MAX_AMOUNT) is `payout_limit_exceeded`, the
+  top-level code too when it is the only problem. The daily maximum is not checked here: it needs the lock on the
+  merchant's balance, so the service checks it.
+- `amount` below 1 is `amount_too_small`, as for charges.
+- `beneficiaryDocument` takes punctuation and lowercase letters, like `customer.document` of a charge, and is returned
+  normalized; an empty string is refused (leave the field out instead).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from accounts.models import Merchant
+from config.api import StrictCharField, StrictIntegerField, StrictSerializer
+from config.errors import as_domain_error
+from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
+from payments.validation import (
+    _DocumentField,
+    _ExactCharField,
+    _MetadataField,
+    _problem,
+    _ReferenceIdField,
+    _request_body,
+    _WebhookUrlField,
+)
+
+# What a key of each type looks like, for the message of a key that does not fit (which never repeats the key).
+PIX_KEY_SHAPES = {
+    "CPF": "a CPF of 11 digits without punctuation, such as 52998224725",
+    "CNPJ": "a CNPJ of 14 digits or uppercase letters without punctuation, such as 11222333000181 or 12ABC34501DE35",
+    "EMAIL": f"an email address of at most {EMAIL_MAX_LENGTH} characters",
+    "PHONE": "+55, the area code and the number, such as +5511987654321",
+    "EVP": "a random key: a UUID of 36 characters, such as 123e4567-e89b-42d3-a456-426614174000",
+}
+
+
+def _pix_key_type(field: Any) -> str | None:
+    """The body's pixKeyType when it is a valid one; with none, the rules that depend on it are not applied."""
+    key_type = _request_body(field).get("pixKeyType")
+    return key_type if isinstance(key_type, str) and key_type in PIX_KEY_TYPES else None
+
+
+class _PayoutAmountField(StrictIntegerField):
+    def to_internal_value(self, data: Any) -> int:
+        amount = super().to_internal_value(data)
+        if amount < 1:
+            raise _problem("Must be at least 1 cent.", "amount_too_small")
+        merchant: Merchant = self.context["merchant"]
+        maximum = merchant.payout_max_amount or settings.PAYOUT_MAX_AMOUNT
+        if amount > maximum:
+            raise _problem(f"Must be at most {maximum} cents, this account's maximum per payout.",
+                           "payout_limit_exceeded")
+        return amount
+
+
+class _PixKeyTypeField(serializers.ChoiceField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=PIX_KEY_TYPES, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str) or data not in PIX_KEY_TYPES:
+            raise _problem(f"Must be one of {', '.join(PIX_KEY_TYPES)}.", "invalid_choice")
+        return data
+
+
+class _PixKeyField(_ExactCharField):
+    """Returns the key as sent; payout_request_validate adds its canonical form."""
+
+    def to_internal_value(self, data: Any) -> str:
+        key = super().to_internal_value(data)
+        key_type = _pix_key_type(self)
+        if key_type is not None and normalize_pix_key(key_type, key) is None:
+            raise _problem(f"Must be {PIX_KEY_SHAPES[key_type]}, for pixKeyType {key_type}.", "invalid_pix_key")
+        return key
+
+
+class _BeneficiaryDocumentField(_DocumentField):
+    def to_internal_value(self, data: Any) -> str:
+        document = super().to_internal_value(data)
+        key_type = _pix_key_type(self)
+        if key_type in ("CPF", "CNPJ"):
+            key = normalize_pix_key(key_type, _request_body(self).get("pixKey"))
+            if key is not None and key != document:
+                raise _problem(f"Must be the same document as pixKey when pixKeyType is {key_type}.",
+                               "beneficiary_mismatch")
+        return document
+
+
+class PayoutRequestSerializer(StrictSerializer):
+    """Context: `merchant`."""
+
+    amount = _PayoutAmountField()
+    pixKey = _PixKeyField()
+    pixKeyType = _PixKeyTypeField()
+    referenceId = _ReferenceIdField()
+    beneficiaryName = StrictCharField(max_length=120, required=False, allow_blank=True)
+    beneficiaryDocument = _BeneficiaryDocumentField(required=False)
+    webhookUrl = _WebhookUrlField(required=False)
+    description = StrictCharField(max_length=140, required=False, allow_blank=True)
+    metadata = _MetadataField(required=False)
+
+
+def payout_request_validate(data: Any, *, merchant: Merchant) -> dict:
+    """Validated, normalized input of POST /payout, or raise a DomainError carrying every problem at once in details.
+
+    Keys: amount, pix_key (canonical), pix_key_as_sent, pix_key_type, reference_id, beneficiary_name,
+    beneficiary_document (normalized), webhook_url, description ("" when absent) and metadata ({} when absent).
+    """
+    try:
+        body = PayoutRequestSerializer.validated(data, merchant=merchant)
+    except ValidationError as exc:
+        raise as_domain_error(exc) from exc
+    key_type = body["pixKeyType"]
+    return {
+        "amount": body["amount"],
+        "pix_key": normalize_pix_key(key_type, body["pixKey"]),
+        "pix_key_as_sent": body["pixKey"],
+        "pix_key_type": key_type,
+        "reference_id": body["referenceId"],
+        "beneficiary_name": body.get("beneficiaryName", ""),
+        "beneficiary_document": body.get("beneficiaryDocument", ""),
+        "webhook_url": body.get("webhookUrl", ""),
+        "description": body.get("description", ""),
+        "metadata": body.get("metadata", {}),
+    }

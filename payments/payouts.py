@@ -1,0 +1,284 @@
+"""Pix payouts (SPEC §4): never overdraw, never pay twice.
+
+- **Never overdraw.** A payout is accepted in one transaction that locks the merchant's ledger accounts (in id order,
+  as every movement does), checks `available ≥ amount + fee` and the day's limit under that lock, and moves amount +
+  fee to "in flight" before it commits. Refunds take the same locks, so no two movements can spend the same cents.
+- **Never pay twice.** The worker moves the payout PENDING → PROCESSING (conditional update) before it calls the rail,
+  and the call carries the payout id as its idempotency key. A worker killed between the send and the record leaves
+  a PROCESSING payout; the reconciliation job asks the rail for its status by that key and records the answer. It
+  sends only a payout the rail says it never received, and again under the same key, so even a race between two
+  reconcilers cannot make the rail pay twice.
+- Rail calls happen outside database transactions; each answer is recorded in a transaction of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import string
+from datetime import UTC, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from accounts.models import Merchant
+from config.errors import DomainError, InvalidState, NotFound, PayoutLimitExceeded
+from payments import fees, ledger, rails
+from payments.ledger import Leg
+from payments.models import AccountKind, LineType, Payout, PayoutStatus
+from payments.rails.base import OperationStatus, RailError
+from payments.serializers import payout_serialize
+from payments.services import InsufficientBalance, sao_paulo_today
+from webhooks.services import event_record
+
+logger = logging.getLogger(__name__)
+
+TRANSITIONS = {
+    PayoutStatus.PROCESSING: {PayoutStatus.PENDING},
+    PayoutStatus.COMPLETED: {PayoutStatus.PROCESSING},
+    PayoutStatus.FAILED: {PayoutStatus.PENDING, PayoutStatus.PROCESSING},
+    PayoutStatus.CANCELED: {PayoutStatus.PENDING},
+    PayoutStatus.RETURNED: {PayoutStatus.COMPLETED},
+}
+FAILURE_MESSAGES = {
+    "pix_key_not_found": "The Pix key does not exist.",
+    "rejected_by_bank": "The receiving bank rejected the payout.",
+    "beneficiary_mismatch": "The Pix key belongs to someone else than the beneficiary given.",
+    "rail_error": "The payment network could not process the payout.",
+}
+_E2E_ALPHABET = string.ascii_letters + string.digits
+
+
+class DuplicateReferenceId(DomainError):
+    status_code = 409
+    type = "conflict"
+    code = "duplicate_reference_id"
+    message = "A payout with this referenceId already exists"
+
+
+def end_to_end_id(now=None) -> str:
+    """The Pix end-to-end id: E + the ISPB + yyyyMMddHHmm (UTC) + 11 random alphanumerics, 32 characters."""
+    now = (now or timezone.now()).astimezone(UTC)
+    suffix = "".join(secrets.choice(_E2E_ALPHABET) for _ in range(11))
+    return f"E{settings.PIX_ISPB}{now:%Y%m%d%H%M}{suffix}"
+
+
+# --- Creation --------------------------------------------------------------------------------------------------------
+def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
+    """Accept a payout from `payments.payout_validation.payout_request_validate` output, or refuse it with nothing
+    written (duplicate referenceId, the day's limit, the balance)."""
+    amount = data["amount"]
+    fee = fees.payout_fee(merchant=merchant, amount=amount)
+    today = sao_paulo_today()
+    with transaction.atomic():
+        accounts = ledger.lock(merchant=merchant, livemode=livemode)
+        existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
+                    .values_list("pk", flat=True).first())
+        if existing is not None:
+            raise DuplicateReferenceId(param="referenceId", details=[{
+                "param": "referenceId", "code": "duplicate_reference_id",
+                "message": "A payout with this referenceId already exists.", "existingId": str(existing)}])
+        daily_max = settings.PAYOUT_DAILY_MAX if merchant.payout_daily_max is None else merchant.payout_daily_max
+        used = (Payout.objects.filter(merchant=merchant, livemode=livemode, local_date=today)
+                .exclude(status__in=[PayoutStatus.FAILED, PayoutStatus.CANCELED])
+                .aggregate(total=Sum("amount"))["total"] or 0)
+        if used + amount > daily_max:
+            raise PayoutLimitExceeded(
+                f"The day's payouts would reach {used + amount} cents; the daily limit is {daily_max}",
+                param="amount")
+        if accounts[AccountKind.AVAILABLE].balance < amount + fee:
+            raise InsufficientBalance()
+        now = timezone.now()
+        payout = Payout.objects.create(
+            merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
+            pix_key_normalized=data["pix_key"], pix_key_type=data["pix_key_type"],
+            reference_id=data["reference_id"], external_id=end_to_end_id(now),
+            beneficiary_name=data["beneficiary_name"], beneficiary_document=data["beneficiary_document"],
+            description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
+            local_date=today, created_at=now, updated_at=now)
+        ledger.post(merchant=merchant, livemode=livemode, object_type="payout", object_id=str(payout.id),
+                    reference_id=payout.reference_id, description=f"Pix payout to {payout.pix_key_type} key",
+                    accounts=accounts, legs=[
+                        Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
+                        Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
+                        Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
+                    ])
+        _event(payout, "payout.created", previous_status=None)
+        transaction.on_commit(lambda: _enqueue(payout.pk))
+    return payout
+
+
+def _enqueue(payout_id) -> None:
+    from payments.tasks import payout_process
+
+    try:
+        payout_process.delay(payout_id=str(payout_id))
+    except Exception:  # the broker is down: the reconciliation job picks up PENDING payouts
+        logger.warning("payments.payout_enqueue_failed", extra={"payout_id": str(payout_id)})
+
+
+def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
+    event_record(merchant=payout.merchant, livemode=payout.livemode, type=type, obj=payout_serialize(payout),
+                 previous_status=previous_status, webhook_url=payout.webhook_url or None)
+
+
+# --- Transitions -----------------------------------------------------------------------------------------------------
+def _locked(payout_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payout:
+    queryset = Payout.objects.select_for_update().select_related("merchant")
+    if merchant is not None:
+        queryset = queryset.filter(merchant=merchant, livemode=livemode)
+    payout = queryset.filter(pk=payout_id).first()
+    if payout is None:
+        raise NotFound("No such payout")
+    return payout
+
+
+def _transition(payout: Payout, *, to: str, **changes) -> Payout:
+    now = timezone.now()
+    source = payout.status
+    if not Payout.objects.filter(pk=payout.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
+                                                                                  **changes):
+        raise InvalidState(f"A {source} payout cannot become {to}")
+    payout.status = to
+    payout.updated_at = now
+    for name, value in changes.items():
+        setattr(payout, name, value)
+    _event(payout, f"payout.{to.lower()}", previous_status=source)
+    return payout
+
+
+def _money_back(payout: Payout, amount: int, description: str) -> None:
+    ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
+                reference_id=payout.reference_id, description=description, legs=[
+                    Leg(AccountKind.PAYOUTS_IN_FLIGHT, -amount, LineType.PAYOUT_REVERSAL),
+                    Leg(AccountKind.AVAILABLE, amount, LineType.PAYOUT_REVERSAL),
+                ])
+
+
+def payout_cancel(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
+    """Cancel a payout the worker has not started; amount + fee go back to `available`."""
+    with transaction.atomic():
+        payout = _transition(_locked(payout_id, merchant=merchant, livemode=livemode), to=PayoutStatus.CANCELED)
+        _money_back(payout, payout.amount + payout.fee, "Payout canceled")
+        return payout
+
+
+def payout_start(*, payout_id) -> Payout | None:
+    """PENDING → PROCESSING: the one moment a payout may be sent. None when it is not PENDING any more."""
+    with transaction.atomic():
+        payout = _locked(payout_id)
+        if payout.status != PayoutStatus.PENDING:
+            return None
+        return _transition(payout, to=PayoutStatus.PROCESSING)
+
+
+def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:
+    """Record the rail's answer about a payout; a repeated or stale answer is a no-op (None)."""
+    with transaction.atomic():
+        payout = _locked(payout_id)
+        if answer.status == "SUCCEEDED" and payout.status == PayoutStatus.PROCESSING:
+            payout = _transition(payout, to=PayoutStatus.COMPLETED, completed_at=timezone.now())
+            ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout",
+                        object_id=str(payout.id), reference_id=payout.reference_id, description="Payout completed",
+                        legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),
+                              Leg(AccountKind.RAIL_OUT, payout.amount, LineType.PAYOUT),
+                              Leg(AccountKind.FEE_REVENUE, payout.fee, LineType.PAYOUT_FEE)])
+            return payout
+        if answer.status == "FAILED" and payout.status in TRANSITIONS[PayoutStatus.FAILED]:
+            code = answer.failure_code if answer.failure_code in FAILURE_MESSAGES else "rail_error"
+            payout = _transition(payout, to=PayoutStatus.FAILED, failure_code=code,
+                                 failure_message=FAILURE_MESSAGES[code])
+            _money_back(payout, payout.amount + payout.fee, "Payout failed: returned to the balance")
+            return payout
+        if answer.status == "RETURNED" and payout.status == PayoutStatus.COMPLETED:
+            payout = _transition(payout, to=PayoutStatus.RETURNED)
+            ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout",
+                        object_id=str(payout.id), reference_id=payout.reference_id,
+                        description="Payout returned by the receiving bank",
+                        legs=[Leg(AccountKind.RAIL_OUT, -payout.amount, LineType.PAYOUT_REVERSAL),
+                              Leg(AccountKind.AVAILABLE, payout.amount, LineType.PAYOUT_REVERSAL)])
+            return payout
+        return None
+
+
+# --- The worker's side -----------------------------------------------------------------------------------------------
+def payout_process(*, payout_id) -> None:
+    """Start a PENDING payout and send it. Runs in a Celery task, outside any transaction."""
+    payout = payout_start(payout_id=payout_id)
+    if payout is not None:
+        _send(payout)
+
+
+def _send(payout: Payout) -> None:
+    try:
+        answer = rails.for_mode(payout.livemode).payout_send(
+            key=str(payout.id), livemode=payout.livemode, amount=payout.amount, pix_key=payout.pix_key_normalized,
+            pix_key_type=payout.pix_key_type, end_to_end_id=payout.external_id)
+    except RailError:  # it may or may not have arrived: the reconciliation job asks the rail, never resends blind
+        logger.warning("payments.payout_rail_error", extra={"payout_id": str(payout.id)})
+        return
+    _record(payout, answer)
+
+
+def _record(payout: Payout, answer: OperationStatus) -> None:
+    if answer.status in ("SUCCEEDED", "FAILED", "RETURNED"):
+        payout_resolve(payout_id=payout.pk, answer=answer)
+    elif answer.status == "PENDING":
+        from payments.tasks import payout_reconcile
+
+        try:  # ask again when the rail should have settled it; the periodic job is the safety net
+            payout_reconcile.apply_async(kwargs={"payout_id": str(payout.pk)},
+                                         countdown=max(1, settings.SIMULATOR_AUTO_CONFIRM_SECONDS))
+        except Exception:
+            logger.warning("payments.payout_enqueue_failed", extra={"payout_id": str(payout.pk)})
+
+
+def payouts_reconcile(*, older_than: timedelta = timedelta(seconds=15), payout_ids: list | None = None) -> int:
+    """Settle unfinished payouts: PROCESSING ones by asking the rail (sending only what it never received, under
+    the same key), PENDING ones whose task was lost by starting them."""
+    queryset = Payout.objects.filter(status__in=[PayoutStatus.PENDING, PayoutStatus.PROCESSING],
+                                     updated_at__lte=timezone.now() - older_than)
+    if payout_ids is not None:
+        queryset = queryset.filter(pk__in=payout_ids)
+    handled = 0
+    for payout_id, status, livemode in queryset.values_list("pk", "status", "livemode")[:500]:
+        if status == PayoutStatus.PENDING:
+            payout_process(payout_id=payout_id)
+            handled += 1
+            continue
+        try:
+            answer = rails.for_mode(livemode).payout_status(key=str(payout_id))
+        except RailError:
+            logger.warning("payments.payout_reconcile_rail_error", extra={"payout_id": str(payout_id)})
+            continue
+        payout = Payout.objects.select_related("merchant").get(pk=payout_id)
+        if answer.status == "NOT_FOUND":
+            _send(payout)  # never reached the rail: send it now, under the same idempotency key
+        else:
+            _record(payout, answer)
+        handled += 1
+    return handled
+
+
+# --- Sandbox ---------------------------------------------------------------------------------------------------------
+def payout_simulate(*, merchant: Merchant, payout_id, action: str) -> Payout:
+    """Test mode: the receiving bank completes, refuses or returns a payout (SPEC §7)."""
+    payout = Payout.objects.filter(pk=payout_id, merchant=merchant, livemode=False).first()
+    if payout is None:
+        raise NotFound("No such payout")
+    allowed = {"complete": {PayoutStatus.PENDING, PayoutStatus.PROCESSING},
+               "fail": {PayoutStatus.PENDING, PayoutStatus.PROCESSING},
+               "return": {PayoutStatus.COMPLETED}}[action]
+    if payout.status not in allowed:
+        raise InvalidState(f"A {payout.status} payout cannot be simulated to {action}")
+    if action == "complete" and payout.status == PayoutStatus.PENDING:
+        payout_start(payout_id=payout.pk)
+    rails.by_name("simulator").simulate_payout(key=str(payout.pk), livemode=False, amount=payout.amount,
+                                               end_to_end_id=payout.external_id, action=action)
+    status = {"complete": "SUCCEEDED", "fail": "FAILED", "return": "RETURNED"}[action]
+    payout_resolve(payout_id=payout.pk, answer=OperationStatus(status=status, failure_code="rejected_by_bank"))
+    payout = Payout.objects.get(pk=payout.pk)
+    payout.merchant = merchant
+    return payout
