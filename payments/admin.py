@@ -10,6 +10,7 @@ from payments.models import (
     LedgerEntry,
     LedgerTransaction,
     Payin,
+    Payout,
     RailNotification,
     Refund,
 )
@@ -87,3 +88,12 @@ class BalanceAdjustmentAdmin(admin.ModelAdmin):
         obj.created_by = created.created_by
         obj.created_at = created.created_at
         obj._state.adding = False
+
+
+@admin.register(Payout)
+class PayoutAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "merchant", "livemode", "amount", "fee", "status", "pix_key_type", "reference_id"]
+    list_filter = ["status", "pix_key_type", "livemode"]
+    search_fields = ["=id", "reference_id", "=external_id", "merchant__name"]
+    list_select_related = ["merchant"]
+    show_full_result_count = False
