@@ -1,11 +1,12 @@
-"""Demo activity for `seed_demo`: a few test-mode charges in each status, made through the same services and
-sandbox controls an integrator would use."""
+"""Demo activity for `seed_demo`: a few test-mode charges in each status and two payouts, made through the same
+services and sandbox controls an integrator would use."""
 
 from __future__ import annotations
 
 from accounts.models import Merchant
-from payments import sandbox, services
+from payments import payouts, sandbox, services
 from payments.models import Payin
+from payments.payout_validation import payout_request_validate
 from payments.validation import payin_request_validate
 
 CUSTOMER = {
@@ -56,4 +57,11 @@ def demo_activity(merchant: Merchant) -> int:
                            reason="Order canceled")  # REFUNDED
     simulate(_charge(merchant, "CREDIT_CARD", 19_900, "demo-order-1011", card=_card("6362970000457013")),
              "chargeback")  # CHARGEBACK
-    return 11
+    for reference, key_type, key, action in [("demo-payout-1", "EMAIL", "fornecedor@example.com", "complete"),
+                                             ("demo-payout-2", "CPF", "52998224725", "fail")]:
+        data = payout_request_validate({"amount": 2_500, "pixKeyType": key_type, "pixKey": key,
+                                        "referenceId": reference, "beneficiaryName": "Fornecedor Ltda"},
+                                       merchant=merchant)
+        payout = payouts.payout_create(merchant=merchant, livemode=False, data=data)
+        payouts.payout_simulate(merchant=merchant, payout_id=payout.pk, action=action)
+    return 13

@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from payments import fees
 from payments.ledger import balance_get
-from payments.models import BalanceAdjustment, LedgerEntry, Payin
+from payments.models import BalanceAdjustment, LedgerEntry, Payin, Payout
 from tests.factories import MerchantFactory, UserFactory
 
 
@@ -142,3 +142,4 @@ def test_seed_demo_creates_charges_in_each_status_once():
     assert statuses == {"PENDING": 2, "PAID": 3, "EXPIRED": 1, "CANCELED": 1, "FAILED": 1,
                         "PARTIALLY_REFUNDED": 1, "REFUNDED": 1, "CHARGEBACK": 1}
     assert set(Payin.objects.values_list("payment_method", flat=True)) == {"PIX", "BOLETO", "CREDIT_CARD"}
+    assert sorted(Payout.objects.values_list("status", flat=True)) == ["COMPLETED", "FAILED"]
