@@ -20,6 +20,10 @@ from payments.serializers import payin_serialize, payout_serialize, refund_seria
 from payments.validation import payin_request_validate
 
 
+class EmptyRequest(StrictSerializer):
+    """A body-less action: an empty body or `{}`; any field is unknown (a typo must not pass silently)."""
+
+
 class TestModeOnly(DomainError):
     status_code = 403
     type = "permission_error"
@@ -99,6 +103,7 @@ class PayinsApi(ApiView):
 class PayinDetailApi(ApiView):
     @extend_schema(operation_id="payin_retrieve", summary="One charge", responses=schema.Payin)
     def get(self, request: Request, payin_id: str) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
         payin = selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                     payin_id=_uuid(payin_id, "charge"))
         return Response(payin_serialize(payin))
@@ -108,6 +113,7 @@ class PayinCancelApi(ApiView):
     @extend_schema(operation_id="payin_cancel", summary="Cancel a PENDING PIX or BOLETO charge", request=None,
                    responses=schema.Payin)
     def post(self, request: Request, payin_id: str) -> Response:
+        EmptyRequest.validated(request.data)
         payin = services.payin_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       payin_id=_uuid(payin_id, "charge"))
         return Response(payin_serialize(payin))
@@ -131,6 +137,7 @@ class PayinRefundsApi(ApiView):
     @extend_schema(operation_id="refund_list", summary="The refunds of a charge, oldest first",
                    responses=schema.RefundList)
     def get(self, request: Request, payin_id: str) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
         refunds = selectors.refund_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                         payin_id=_uuid(payin_id, "charge"))
         return Response({"data": [refund_serialize(refund) for refund in refunds]})
@@ -224,6 +231,7 @@ class PayoutsApi(ApiView):
 class PayoutDetailApi(ApiView):
     @extend_schema(operation_id="payout_retrieve", summary="One payout", responses=schema.Payout)
     def get(self, request: Request, payout_id: str) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
         payout = selectors.payout_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       payout_id=_uuid(payout_id, "payout"))
         return Response(payout_serialize(payout))
@@ -233,6 +241,7 @@ class PayoutCancelApi(ApiView):
     @extend_schema(operation_id="payout_cancel", summary="Cancel a PENDING payout (before the worker sends it)",
                    request=None, responses=schema.Payout)
     def post(self, request: Request, payout_id: str) -> Response:
+        EmptyRequest.validated(request.data)
         payout = payouts.payout_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                        payout_id=_uuid(payout_id, "payout"))
         return Response(payout_serialize(payout))

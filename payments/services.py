@@ -34,7 +34,7 @@ from payments.models import (
     Refund,
     RefundStatus,
 )
-from payments.rails.base import CardData, RailError, RailTimeout
+from payments.rails.base import CardData, OperationStatus, RailError, RailTimeout
 from payments.selectors import merchant_city, merchant_display_name
 from payments.serializers import payin_serialize, refund_serialize
 from webhooks.services import event_record
@@ -52,6 +52,7 @@ TRANSITIONS = {
     PayinStatus.REFUNDED: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
     PayinStatus.CHARGEBACK: {PayinStatus.PAID},
 }
+PIX_FALLBACK_NAME = "PAGAMENTOS"
 FAILURE_MESSAGES = {
     "card_declined": "The card was declined.",
     "insufficient_funds": "The card has insufficient funds.",
@@ -97,18 +98,22 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
     )
     rail = rails.for_mode(livemode)
     with transaction.atomic():
+        if method == PaymentMethod.CREDIT_CARD:
+            return _card_charge(payin, card=data["card"], rail=rail)
         if method == PaymentMethod.PIX:
             _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now)
-            payin.save(force_insert=True)
-            rail.pix_charge_create(key=str(payin.id), livemode=livemode, txid=payin.pix_txid, amount=payin.amount,
-                                   expires_at=payin.pix_expires_at)
-        elif method == PaymentMethod.BOLETO:
-            _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
-            payin.save(force_insert=True)
-            rail.boleto_register(key=str(payin.id), livemode=livemode, nosso_numero=payin.boleto_nosso_numero,
-                                 amount=payin.amount, due_date=payin.boleto_due_date)
         else:
-            return _card_charge(payin, card=data["card"], rail=rail)
+            _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
+        payin.save(force_insert=True)
+        try:  # a registration that timed out is given up with the request: the charge was never shown to a payer
+            if method == PaymentMethod.PIX:
+                rail.pix_charge_create(key=str(payin.id), livemode=livemode, txid=payin.pix_txid,
+                                       amount=payin.amount, expires_at=payin.pix_expires_at)
+            else:
+                rail.boleto_register(key=str(payin.id), livemode=livemode, nosso_numero=payin.boleto_nosso_numero,
+                                     amount=payin.amount, due_date=payin.boleto_due_date)
+        except RailError as exc:
+            raise RailUnavailable() from exc
         _event(payin, "payin.created", previous_status=None)
     return payin
 
@@ -116,9 +121,16 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
 def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime) -> None:
     payin.pix_txid = pix.txid_generate()
     payin.pix_expires_at = now + timedelta(seconds=expires_in)
-    payin.pix_payload = pix.build(
-        pix_key=settings.PIX_KEY, amount_cents=payin.amount, merchant_name=merchant_display_name(payin.merchant),
-        merchant_city=merchant_city(payin.merchant, settings.PIX_MERCHANT_CITY), txid=payin.pix_txid)
+    # Fields 59 and 60 are never empty: a name or city with no ASCII letter or digit left after folding ("☕☕")
+    # gives way to the platform's name and the PIX_MERCHANT_CITY setting.
+    name = merchant_display_name(payin.merchant)
+    if not pix.fold_ascii(name, pix.NAME_MAX_LENGTH):
+        name = PIX_FALLBACK_NAME
+    city = merchant_city(payin.merchant, settings.PIX_MERCHANT_CITY)
+    if not pix.fold_ascii(city, pix.CITY_MAX_LENGTH):
+        city = settings.PIX_MERCHANT_CITY
+    payin.pix_payload = pix.build(pix_key=settings.PIX_KEY, amount_cents=payin.amount, merchant_name=name,
+                                  merchant_city=city, txid=payin.pix_txid)
 
 
 def _boleto_prepare(payin: Payin, *, due_date: date, instructions: str) -> None:
@@ -201,7 +213,7 @@ def _card_result_apply(payin: Payin, *, status: str, failure_code: str, authoriz
 # --- Transitions -----------------------------------------------------------------------------------------------------
 def _locked(payin_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
     """The charge, locked for this transaction; another merchant's or mode's charge does not exist."""
-    queryset = Payin.objects.select_for_update().select_related("merchant")
+    queryset = Payin.objects.select_for_update(of=("self",)).select_related("merchant")
     if merchant is not None:
         queryset = queryset.filter(merchant=merchant, livemode=livemode)
     payin = queryset.filter(pk=payin_id).first()
@@ -333,6 +345,11 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
             answer = rails.for_mode(livemode).refund_create(
                 key=str(refund.id), livemode=livemode, payin_key=str(payin.id),
                 payment_method=payin.payment_method, amount=amount)
+        except RailTimeout:
+            # The rail may have refunded under this refund's id: keep it PENDING, its money held in flight, and let
+            # the reconciliation job ask. Rolling back would lose it, and a retry would refund twice.
+            logger.warning("payments.refund_rail_timeout", extra={"refund_id": str(refund.id)})
+            answer = OperationStatus(status="PENDING")
         except RailError as exc:
             raise RailUnavailable() from exc
         held = AccountKind.RAIL_OUT if answer.status == "SUCCEEDED" else AccountKind.PAYOUTS_IN_FLIGHT

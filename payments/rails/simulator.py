@@ -44,7 +44,8 @@ class SimulatorRail:
         if previous is not None:
             return self._card_result(previous)
         if card is not None:
-            # Live mode on the simulator approves any valid card; test mode only sees the test numbers.
+            # The test numbers decide the outcome in both modes (live mode on the simulator can be tried with them);
+            # any other valid card, which only live mode lets through, is approved.
             outcome = TEST_CARDS.get(card.number, PAID)
             rail_token = "simtok_" + _random(24)
             SimulatorOperation.objects.create(key=rail_token, kind="card_token", livemode=livemode, amount=0,
