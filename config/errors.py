@@ -199,11 +199,17 @@ def flatten_errors(errors: Any, path: str = "") -> list[dict]:
     return [{"param": path or None, "code": getattr(errors, "code", "invalid"), "message": str(errors)}]
 
 
+class InvalidWebhookUrl(DomainError):
+    code = "invalid_webhook_url"
+    message = "The webhook URL is not accepted"
+
+
 # A request whose every problem is of one of these kinds gets that kind as its top-level code, so a client can branch
 # on `code` alone; any mix is a plain `validation_error`, with each problem's own code in `details`.
 _SINGLE_KIND_ERRORS: dict[str, type[DomainError]] = {
     error_class.code: error_class for error_class in (
-        UnknownField, AmountTooSmall, AmountTooLarge, LiveCardInTestMode, PayoutLimitExceeded, BeneficiaryMismatch)
+        UnknownField, AmountTooSmall, AmountTooLarge, LiveCardInTestMode, PayoutLimitExceeded, BeneficiaryMismatch,
+        InvalidWebhookUrl)
 }
 
 

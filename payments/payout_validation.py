@@ -60,7 +60,7 @@ class _PayoutAmountField(StrictIntegerField):
         if amount < 1:
             raise _problem("Must be at least 1 cent.", "amount_too_small")
         merchant: Merchant = self.context["merchant"]
-        maximum = merchant.payout_max_amount or settings.PAYOUT_MAX_AMOUNT
+        maximum = settings.PAYOUT_MAX_AMOUNT if merchant.payout_max_amount is None else merchant.payout_max_amount
         if amount > maximum:
             raise _problem(f"Must be at most {maximum} cents, this account's maximum per payout.",
                            "payout_limit_exceeded")

@@ -101,7 +101,7 @@ class _AmountField(StrictIntegerField):
             raise _problem(f"Must be at least {minimum} cents" + (f" for {method}." if method else "."),
                            "amount_too_small")
         merchant: Merchant = self.context["merchant"]
-        maximum = merchant.charge_max_amount or settings.CHARGE_MAX_AMOUNT
+        maximum = settings.CHARGE_MAX_AMOUNT if merchant.charge_max_amount is None else merchant.charge_max_amount
         if amount > maximum:
             raise _problem(f"Must be at most {maximum} cents, this account's maximum per charge.", "amount_too_large")
         return amount
