@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -13,9 +14,12 @@ from django.utils.html import format_html
 
 from accounts import services
 from accounts.forms import RejectForm
-from accounts.models import AccountEvent, KycSubmission, Merchant, User
+from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
+from accounts.services import MERCHANT_SETTINGS
 from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
-from integrations import authcache
+
+# Changes to a merchant owner's login that go into the merchant's audit trail (taking over an account starts here).
+AUDITED_USER_FIELDS = ["email", "is_active", "is_staff", "is_superuser"]
 
 
 @admin.register(User)
@@ -29,6 +33,27 @@ class UserAdmin(BaseUserAdmin):
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+    def save_model(self, request: HttpRequest, obj: User, form, change: bool) -> None:
+        changed = [f for f in AUDITED_USER_FIELDS if change and f in form.changed_data]
+        merchant = Merchant.objects.filter(owner=obj).first() if changed else None
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if merchant is not None:
+                diff = {f: {"from": form.initial.get(f), "to": form.cleaned_data.get(f)} for f in changed}
+                services.audit_record(
+                    merchant=merchant, actor=request.user, action=AccountEvent.Action.SETTINGS_CHANGED,
+                    details={"changes": diff},
+                    reason="; ".join(f"owner {f}: {c['from']} → {c['to']}" for f, c in diff.items()))
+
+    def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> HttpResponse:
+        response = super().user_change_password(request, id, form_url)
+        if request.method == "POST" and response.status_code == 302:  # Django's view redirects once it has saved
+            merchant = Merchant.objects.filter(owner_id=id).first()
+            if merchant is not None:
+                services.audit_record(merchant=merchant, actor=request.user,
+                                      action=AccountEvent.Action.PASSWORD_CHANGED, reason="by staff in the admin")
+        return response
 
 
 class KycSubmissionInline(admin.StackedInline):
@@ -58,10 +83,26 @@ class AccountEventInline(ReadOnlyInline):
     verbose_name_plural = "Audit trail"
 
 
+class ReviewQueueFilter(admin.SimpleListFilter):
+    """The KYC review queue in one click: submitted and waiting, oldest submission first (see get_ordering)."""
+
+    title = "review queue"
+    parameter_name = "queue"
+
+    def lookups(self, request: HttpRequest, model_admin) -> list[tuple[str, str]]:
+        return [("pending", "Pending review")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "pending":
+            return queryset.filter(kyc_status=KycStatus.SUBMITTED)
+        return queryset
+
+
 @admin.register(Merchant)
 class MerchantAdmin(admin.ModelAdmin):
-    list_display = ["name", "owner", "kyc_status", "is_suspended", "created_at"]
-    list_filter = ["kyc_status", "is_suspended"]
+    list_display = ["name", "owner", "kyc_status", "kyc_submitted_at", "is_suspended", "created_at"]
+    list_filter = [ReviewQueueFilter, "kyc_status", "is_suspended"]
+    list_select_related = ["owner", "kyc"]
     search_fields = ["name", "owner__email", "kyc__document", "kyc__legal_name"]
     readonly_fields = ["id", "owner", "kyc_status", "kyc_rejection_reason", "is_suspended", "suspended_at",
                        "created_at"]
@@ -79,9 +120,20 @@ class MerchantAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # merchants sign up; operators use `createmerchant`
 
+    @admin.display(description="KYC submitted", ordering="kyc__submitted_at")
+    def kyc_submitted_at(self, merchant: Merchant):
+        submission = getattr(merchant, "kyc", None)
+        return submission.submitted_at if submission else None
+
+    def get_ordering(self, request: HttpRequest) -> list[str]:
+        if request.GET.get(ReviewQueueFilter.parameter_name) == "pending":
+            return ["kyc__submitted_at"]  # first come, first served
+        return super().get_ordering(request)
+
     def save_model(self, request: HttpRequest, obj: Merchant, form, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        authcache.invalidate_merchant(obj.pk)  # the name and rate limit the API serves come from its key cache
+        """Through the service: only the changed fields are written, and each change is audited with its values."""
+        changes = {field: form.cleaned_data[field] for field in form.changed_data if field in MERCHANT_SETTINGS}
+        services.merchant_settings_change(merchant=obj, actor=request.user, changes=changes)
 
     def get_urls(self) -> list:
         return [

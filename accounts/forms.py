@@ -5,16 +5,23 @@ from django.conf import settings
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
 
+from accounts import throttle
 from accounts.models import User
 from accounts.services import KycData
+from integrations.authentication import client_ip
 from payments.formats import contact, documents
 
 KYC_DOCUMENT_TYPES = {"application/pdf", "image/png", "image/jpeg"}
 
 
+class TelInput(forms.TextInput):
+    input_type = "tel"
+
+
 class SignupForm(forms.Form):
-    name = forms.CharField(label="Business name", max_length=120)
-    email = forms.EmailField(max_length=254)
+    name = forms.CharField(label="Business name", max_length=120,
+                           widget=forms.TextInput(attrs={"autocomplete": "organization"}))
+    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
     password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
     password_confirm = forms.CharField(label="Confirm password",
                                        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
@@ -39,23 +46,47 @@ class SignupForm(forms.Form):
 
 
 class LoginForm(AuthenticationForm):
+    """Django's log-in form behind the brute-force limit: a locked email or IP is refused before the password is
+    checked, so guessing stops rather than only its answers."""
+
     username = forms.EmailField(label="Email", widget=forms.EmailInput(attrs={"autofocus": True,
                                                                             "autocomplete": "email"}))
+    retry_after: int | None = None
+
+    def clean(self) -> dict:
+        email, password = self.cleaned_data.get("username"), self.cleaned_data.get("password")
+        ip = client_ip(self.request) if self.request is not None else ""
+        if email and password:
+            self.retry_after = throttle.login_attempt(email=email, ip=ip)
+            if self.retry_after:
+                raise forms.ValidationError(throttle.login_refused_message(self.retry_after), code="throttled")
+        data = super().clean()  # authenticates; raises on a wrong password
+        if self.get_user() is not None:  # not merely "no error": a blank password is never checked
+            throttle.login_succeeded(email=email, ip=ip)
+        return data
+
+
+def _autocomplete(token: str, **attrs) -> forms.TextInput:
+    return forms.TextInput(attrs={"autocomplete": token, **attrs})
 
 
 class KycForm(forms.Form):
-    legal_name = forms.CharField(max_length=150)
-    trading_name = forms.CharField(max_length=150, help_text="The name your customers see (on Pix QR codes too).")
-    document = forms.CharField(label="CPF or CNPJ", max_length=20,
+    legal_name = forms.CharField(max_length=150, widget=_autocomplete("organization"))
+    trading_name = forms.CharField(max_length=150, help_text="The name your customers see (on Pix QR codes too).",
+                                   widget=_autocomplete("off"))
+    document = forms.CharField(label="CPF or CNPJ", max_length=20, widget=_autocomplete("off"),
                                help_text="Numeric or the alphanumeric CNPJ; dots, dashes and slashes are fine.")
-    street = forms.CharField(max_length=150)
-    number = forms.CharField(max_length=20)
-    complement = forms.CharField(max_length=100, required=False)
-    city = forms.CharField(max_length=80)
-    state = forms.ChoiceField(choices=[("", "Choose…")] + [(uf, uf) for uf in contact.UF_CODES])
-    zip_code = forms.CharField(label="CEP", max_length=9)
-    phone = forms.CharField(max_length=20, help_text="With area code, e.g. +55 11 98765-4321.")
-    website = forms.URLField(required=False, max_length=200, assume_scheme="https")
+    street = forms.CharField(max_length=150, widget=_autocomplete("address-line1"))
+    number = forms.CharField(max_length=20, widget=_autocomplete("off"))
+    complement = forms.CharField(max_length=100, required=False, widget=_autocomplete("address-line2"))
+    city = forms.CharField(max_length=80, widget=_autocomplete("address-level2"))
+    state = forms.ChoiceField(choices=[("", "Choose…")] + [(uf, uf) for uf in contact.UF_CODES],
+                              widget=forms.Select(attrs={"autocomplete": "address-level1"}))
+    zip_code = forms.CharField(label="CEP", max_length=9, widget=_autocomplete("postal-code", inputmode="numeric"))
+    phone = forms.CharField(max_length=20, help_text="With area code, e.g. +55 11 98765-4321.",
+                            widget=TelInput(attrs={"autocomplete": "tel"}))
+    website = forms.URLField(required=False, max_length=200, assume_scheme="https",
+                             widget=forms.URLInput(attrs={"autocomplete": "url"}))
     document_file = forms.FileField(label="Document (PDF, PNG or JPEG)",
                                     help_text="Company registration or the owner's ID, up to 10 MB.")
 

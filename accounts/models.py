@@ -124,15 +124,21 @@ class KycSubmission(models.Model):
 
 
 class AccountEvent(models.Model):
-    """The audit trail of an account: every KYC decision and suspension, who made it, when, from what to what."""
+    """The audit trail of an account: every KYC decision, suspension and staff change, who made it, when, from what
+    to what. `reason` is the line a person reads; `details` holds the same facts for a program (changed fields with
+    their old and new values, an adjustment's amount and mode, a delivery's id)."""
 
     class Action(models.TextChoices):
-        SIGNED_UP = "signed_up"
-        KYC_SUBMITTED = "kyc_submitted"
-        KYC_APPROVED = "kyc_approved"
-        KYC_REJECTED = "kyc_rejected"
-        SUSPENDED = "suspended"
-        REACTIVATED = "reactivated"
+        SIGNED_UP = "signed_up", "Signed up"
+        KYC_SUBMITTED = "kyc_submitted", "KYC submitted"
+        KYC_APPROVED = "kyc_approved", "KYC approved"
+        KYC_REJECTED = "kyc_rejected", "KYC rejected"
+        SUSPENDED = "suspended", "Suspended"
+        REACTIVATED = "reactivated", "Reactivated"
+        SETTINGS_CHANGED = "settings_changed", "Settings changed"
+        BALANCE_ADJUSTED = "balance_adjusted", "Balance adjusted"
+        DELIVERY_RESENT = "delivery_resent", "Webhook delivery resent"
+        PASSWORD_CHANGED = "password_changed", "Password changed"
 
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="account_events")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
@@ -141,6 +147,7 @@ class AccountEvent(models.Model):
     from_status = models.CharField(max_length=16, blank=True)
     to_status = models.CharField(max_length=16, blank=True)
     reason = models.TextField(blank=True)
+    details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

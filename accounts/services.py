@@ -1,8 +1,10 @@
-"""Writes to accounts: sign-up, KYC submission and decisions, suspension. Each decision is audited."""
+"""Writes to accounts: sign-up, KYC submission and decisions, suspension, settings and password changes. Each one is
+audited in AccountEvent; other apps record their staff actions there through `audit_record`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
@@ -117,3 +119,56 @@ def merchant_reactivate(*, merchant: Merchant, actor: User | None, reason: str =
                                     from_status="suspended", to_status="active", reason=reason)
         authcache.invalidate_merchant(merchant.pk)
     merchant.is_suspended = False
+
+
+def audit_record(*, merchant: Merchant, actor: User | None, action: str, reason: str = "", details: dict | None = None,
+                 from_status: str = "", to_status: str = "") -> AccountEvent:
+    """Add a line to the merchant's audit trail. Call it inside the transaction of the change it records, so the
+    change and its audit line are committed together or not at all."""
+    return AccountEvent.objects.create(merchant=merchant, actor=actor, action=action, reason=reason,
+                                       details=details or {}, from_status=from_status, to_status=to_status)
+
+
+# Fields of a merchant staff may change in the admin. Status fields have their own services (KYC, suspension).
+MERCHANT_SETTINGS = (
+    "name", "api_rate_limit", "pix_fee_bps", "card_fee_bps", "card_fee_fixed", "boleto_fee_fixed", "payout_fee_fixed",
+    "charge_max_amount", "payout_max_amount", "payout_daily_max", "card_settlement_days",
+)
+
+
+def _shown(value: Any) -> str:
+    return "default" if value is None else repr(value) if isinstance(value, str) else str(value)
+
+
+def merchant_settings_change(*, merchant: Merchant, actor: User | None, changes: dict[str, Any]) -> AccountEvent | None:
+    """Staff override a merchant's name, fees, limits or rate limit (None: back to the setting's default). Only the
+    changed columns are written, so a KYC decision or suspension made meanwhile is not overwritten with a stale
+    value; the audit line records each field's old and new value."""
+    unknown = set(changes) - set(MERCHANT_SETTINGS)
+    if unknown:
+        raise ValueError(f"not merchant settings: {sorted(unknown)}")
+    with transaction.atomic():
+        current = Merchant.objects.select_for_update().values(*changes).get(pk=merchant.pk) if changes else {}
+        diff = {field: {"from": current[field], "to": value} for field, value in changes.items()
+                if current[field] != value}
+        if not diff:
+            return None
+        Merchant.objects.filter(pk=merchant.pk).update(**{field: change["to"] for field, change in diff.items()})
+        event = audit_record(
+            merchant=merchant, actor=actor, action=AccountEvent.Action.SETTINGS_CHANGED, details={"changes": diff},
+            reason="; ".join(f"{field}: {_shown(c['from'])} → {_shown(c['to'])}" for field, c in diff.items()))
+        authcache.invalidate_merchant(merchant.pk)  # the API serves the name and rate limit from its key cache
+    for field, change in diff.items():
+        setattr(merchant, field, change["to"])
+    return event
+
+
+def password_change(*, user: User, password: str, actor: User | None, how: str) -> None:
+    """Set a new password (already validated by the form). Every other session of the user ends: Django checks a
+    session against a hash of the password; the caller keeps its own with `update_session_auth_hash`."""
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        merchant = Merchant.objects.filter(owner=user).first()
+        if merchant is not None:
+            audit_record(merchant=merchant, actor=actor, action=AccountEvent.Action.PASSWORD_CHANGED, reason=how)

@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path, reverse_lazy
+from django.urls import include, path
 
 from accounts import views
 from integrations import views as integration_views
@@ -10,18 +10,15 @@ urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("password-reset/", auth_views.PasswordResetView.as_view(
-        template_name="accounts/password_reset.html", email_template_name="accounts/password_reset_email.txt",
-        success_url=reverse_lazy("dashboard:password_reset_done")), name="password_reset"),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
     path("password-reset/sent/", auth_views.PasswordResetDoneView.as_view(
         template_name="accounts/password_reset_done.html"), name="password_reset_done"),
-    path("password-reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
-        template_name="accounts/password_reset_confirm.html",
-        success_url=reverse_lazy("dashboard:password_reset_complete")), name="password_reset_confirm"),
+    path("password-reset/<uidb64>/<token>/", views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
     path("password-reset/done/", auth_views.PasswordResetCompleteView.as_view(
         template_name="accounts/password_reset_complete.html"), name="password_reset_complete"),
     path("mode/", views.mode_switch, name="mode_switch"),
     path("kyc/", views.kyc, name="kyc"),
+    path("settings/", views.account_settings, name="settings"),
     path("integrations/", integration_views.integrations, name="integrations"),
     path("integrations/keys/", integration_views.apikey_create_view, name="apikey_create"),
     path("integrations/keys/<uuid:key_id>/revoke/", integration_views.apikey_revoke_view, name="apikey_revoke"),
@@ -33,4 +30,5 @@ urlpatterns = [
     path("webhooks/deliveries/", webhook_views.deliveries, name="deliveries"),
     path("webhooks/deliveries/<uuid:delivery_id>/", webhook_views.delivery_detail, name="delivery_detail"),
     path("webhooks/deliveries/<uuid:delivery_id>/resend/", webhook_views.delivery_resend, name="delivery_resend"),
+    path("", include("payments.dashboard_urls")),
 ]

@@ -158,6 +158,11 @@ SESSION_COOKIE_SECURE = _https
 CSRF_COOKIE_SECURE = _https
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
+# A dashboard that moves money: a session lasts a working day from the last change to it (log-in, mode switch), not
+# Django's two weeks, and page views do not extend it. The cookie stays persistent: browsers that restore their tabs
+# restore "until the browser closes" cookies too, so expiring at close would promise what it cannot keep.
+SESSION_COOKIE_AGE = 12 * 60 * 60
+SESSION_EXPIRE_AT_BROWSER_CLOSE = False
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[PUBLIC_BASE_URL])
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if _https else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = _https

@@ -82,8 +82,20 @@ class BalanceAdjustmentAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: BalanceAdjustment, form, change: bool) -> None:
-        created = adjustment_create(merchant=obj.merchant, livemode=obj.livemode, amount=obj.amount,
-                                    reason=obj.reason, staff=request.user)
+        from django.db import transaction
+
+        from accounts.models import AccountEvent
+        from accounts.services import audit_record
+        from payments.templatetags.payments_format import brl
+
+        with transaction.atomic():  # the movement and its audit line are committed together
+            created = adjustment_create(merchant=obj.merchant, livemode=obj.livemode, amount=obj.amount,
+                                        reason=obj.reason, staff=request.user)
+            mode = "live" if created.livemode else "test"
+            audit_record(merchant=created.merchant, actor=request.user, action=AccountEvent.Action.BALANCE_ADJUSTED,
+                         reason=f"{brl(created.amount)} in {mode} mode: {created.reason}",
+                         details={"adjustment_id": str(created.pk), "amount": created.amount,
+                                  "livemode": created.livemode})
         obj.pk = created.pk
         obj.created_by = created.created_by
         obj.created_at = created.created_at

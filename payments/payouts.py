@@ -126,7 +126,7 @@ def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
 
 # --- Transitions -----------------------------------------------------------------------------------------------------
 def _locked(payout_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payout:
-    queryset = Payout.objects.select_for_update().select_related("merchant")
+    queryset = Payout.objects.select_for_update(of=("self",)).select_related("merchant")
     if merchant is not None:
         queryset = queryset.filter(merchant=merchant, livemode=livemode)
     payout = queryset.filter(pk=payout_id).first()

@@ -3,6 +3,8 @@ paying, a bank charging back), and its notification goes through the same path a
 
 from __future__ import annotations
 
+from django.db import transaction
+
 from accounts.models import Merchant
 from config.errors import InvalidState
 from payments import rails, services
@@ -12,21 +14,25 @@ from payments.selectors import payin_get
 
 
 def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
-    payin = payin_get(merchant=merchant, livemode=False, payin_id=payin_id)
+    """Runs with the charge locked, so the check, the simulator's books and our transition commit together: an action
+    that loses a race with a refund or a cancel is refused (409), and the simulator never records money that our
+    ledger did not take."""
     simulator = rails.by_name("simulator")
     if action == "expire":
-        return services.payin_expire(payin_id=payin.pk, merchant=merchant, livemode=False)
-    if action == "pay":
-        if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in services.TRANSITIONS[
-                PayinStatus.PAID]:
-            raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be paid")
-        body = simulator.simulate_payment(key=str(payin.pk), livemode=False, amount=payin.amount,
-                                          txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero)
-    else:
-        if payin.payment_method == PaymentMethod.BOLETO or payin.status not in services.TRANSITIONS[
-                PayinStatus.CHARGEBACK]:
-            raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be charged back")
-        body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,
-                                             amount=payin.amount - payin.refunded_amount)
-    notification_receive(rail_name="simulator", body=body)
+        return services.payin_expire(payin_id=payin_id, merchant=merchant, livemode=False)
+    with transaction.atomic():
+        payin = services.locked(payin_id, merchant=merchant, livemode=False)
+        if action == "pay":
+            if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in services.TRANSITIONS[
+                    PayinStatus.PAID]:
+                raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be paid")
+            body = simulator.simulate_payment(key=str(payin.pk), livemode=False, amount=payin.amount,
+                                              txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero)
+        else:
+            if payin.payment_method == PaymentMethod.BOLETO or payin.status not in services.TRANSITIONS[
+                    PayinStatus.CHARGEBACK]:
+                raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be charged back")
+            body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,
+                                                 amount=payin.amount - payin.refunded_amount)
+        notification_receive(rail_name="simulator", body=body)
     return payin_get(merchant=merchant, livemode=False, payin_id=payin.pk)

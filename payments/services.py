@@ -211,7 +211,7 @@ def _card_result_apply(payin: Payin, *, status: str, failure_code: str, authoriz
 
 
 # --- Transitions -----------------------------------------------------------------------------------------------------
-def _locked(payin_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
+def locked(payin_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
     """The charge, locked for this transaction; another merchant's or mode's charge does not exist."""
     queryset = Payin.objects.select_for_update(of=("self",)).select_related("merchant")
     if merchant is not None:
@@ -270,8 +270,11 @@ def _paid(payin: Payin, *, authorization_code: str = "", previous_status: str | 
 def payin_pay(*, payin_id, amount: int | None = None) -> Payin | None:
     """The rail confirmed a payment. A repeated confirmation is a no-op (None), never a second credit."""
     with transaction.atomic():
-        payin = _locked(payin_id)
+        payin = locked(payin_id)
         if payin.status not in TRANSITIONS[PayinStatus.PAID]:
+            if payin.status in (PayinStatus.CANCELED, PayinStatus.FAILED):  # money for a charge that is closed
+                logger.error("payments.payment_for_closed_charge",
+                             extra={"payin_id": str(payin.id), "status": payin.status, "received": amount})
             return None
         if amount is not None and amount != payin.amount:
             # The payer paid another amount than the charge's: the money is real, so it must not vanish, but the
@@ -284,7 +287,7 @@ def payin_pay(*, payin_id, amount: int | None = None) -> Payin | None:
 
 def payin_cancel(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
     with transaction.atomic():
-        payin = _locked(payin_id, merchant=merchant, livemode=livemode)
+        payin = locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.CREDIT_CARD:
             raise InvalidState("Card charges cannot be canceled; refund them instead")
         return _transition(payin, to=PayinStatus.CANCELED)
@@ -292,7 +295,7 @@ def payin_cancel(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
 
 def payin_expire(*, payin_id, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
     with transaction.atomic():
-        payin = _locked(payin_id, merchant=merchant, livemode=livemode)
+        payin = locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.CREDIT_CARD:
             raise InvalidState("Card charges do not expire")
         return _transition(payin, to=PayinStatus.EXPIRED)
@@ -302,7 +305,7 @@ def payin_chargeback(*, payin_id, merchant: Merchant | None = None, livemode: bo
     """The payer's bank took the money back (card chargeback, Pix MED return): what the merchant still holds of the
     charge leaves its available balance, which may go negative. Fees are not returned."""
     with transaction.atomic():
-        payin = _locked(payin_id, merchant=merchant, livemode=livemode)
+        payin = locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.BOLETO:
             raise InvalidState("Boleto payments cannot be charged back")
         payin = _transition(payin, to=PayinStatus.CHARGEBACK)
@@ -320,7 +323,7 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
     """Refund part or the rest of a paid charge from the merchant's available balance. Card refunds succeed at once;
     Pix refunds hold the money in flight until the rail confirms."""
     with transaction.atomic():
-        payin = _locked(payin_id, merchant=merchant, livemode=livemode)
+        payin = locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.BOLETO:
             raise RefundNotSupported()
         if payin.status not in (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED):
@@ -369,7 +372,7 @@ def refund_resolve(*, refund_id, status: str, failure_code: str = "") -> Refund 
         refund = Refund.objects.filter(pk=refund_id).only("payin_id").first()
         if refund is None:
             return None
-        payin = _locked(refund.payin_id)
+        payin = locked(refund.payin_id)
         refund = Refund.objects.select_for_update().get(pk=refund_id)
         if refund.status != RefundStatus.PENDING or status not in (RefundStatus.SUCCEEDED, RefundStatus.FAILED):
             return None
@@ -450,7 +453,7 @@ def card_settlements_release(*, now: datetime | None = None) -> int:
     released = 0
     for payin_id in Payin.objects.filter(settle_at__lte=now).values_list("pk", flat=True)[:BATCH]:
         with transaction.atomic():
-            payin = _locked(payin_id)
+            payin = locked(payin_id)
             if payin.settle_at is None or payin.settle_at > now:
                 continue
             Payin.objects.filter(pk=payin.pk).update(settle_at=None)
@@ -479,7 +482,7 @@ def card_charges_reconcile(*, older_than: timedelta = timedelta(seconds=30)) -> 
         if result.status == "PENDING":
             continue
         with transaction.atomic():
-            payin = _locked(payin_id)
+            payin = locked(payin_id)
             if payin.status == PayinStatus.PENDING:
                 _card_result_apply(payin, status=result.status, failure_code=result.failure_code,
                                    authorization_code=result.authorization_code, previous_status="")

@@ -1,9 +1,12 @@
-"""Staff views of events and deliveries: read-only, with resend for deliveries."""
+"""Staff views of events and deliveries: read-only, with resend for deliveries (audited)."""
 
 from django.contrib import admin
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.models import AccountEvent
+from accounts.services import audit_record
 from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
@@ -33,7 +36,18 @@ class DeliveryAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Resend the selected deliveries now")
     def resend(self, request: HttpRequest, queryset: QuerySet) -> None:
-        apply_to_each(request, queryset, lambda d: services.delivery_resend(delivery=d), done="Queued again")
+        apply_to_each(request, queryset, lambda d: delivery_resend_audited(delivery=d, staff=request.user),
+                      done="Queued again")
+
+
+def delivery_resend_audited(*, delivery: Delivery, staff) -> None:
+    """A staff resend goes into the merchant's audit trail, in the transaction that queues it."""
+    with transaction.atomic():
+        services.delivery_resend(delivery=delivery)
+        audit_record(merchant=delivery.merchant, actor=staff, action=AccountEvent.Action.DELIVERY_RESENT,
+                     reason=f"delivery {delivery.pk} of event {delivery.event_id} to {delivery.url}",
+                     details={"delivery_id": str(delivery.pk), "event_id": str(delivery.event_id),
+                              "url": delivery.url, "livemode": delivery.livemode})
 
 
 @admin.register(WebhookEndpoint)

@@ -1,0 +1,126 @@
+"""Brute-force limits for the dashboard's log-in and password-reset forms, counted in the shared cache.
+
+An attempt is counted before the password is checked, so parallel guesses cannot slip past the limit between the
+check and the count; a successful log-in takes its attempt back. Past a limit the email or IP is locked for a fixed
+time, and a locked attempt is refused without checking the password at all. Counters use `cache.add` + `cache.incr`
+(atomic on Redis across processes, and within the one process of the local-memory default); emails are hashed in
+the keys, so the cache holds no addresses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    attempts: int  # allowed within the window; the next one is refused and locks
+    window: int  # seconds; also how long the lock lasts
+
+
+LOGIN_PER_EMAIL = Rule("login:email", attempts=5, window=15 * 60)
+LOGIN_PER_IP = Rule("login:ip", attempts=20, window=15 * 60)
+RESET_PER_IP = Rule("reset:ip", attempts=5, window=60 * 60)
+RESET_PER_EMAIL = Rule("reset:email", attempts=3, window=60 * 60)  # nobody's mailbox is flooded with reset links
+
+
+def _subject(value: str) -> str:
+    return hashlib.sha256(value.strip().lower().encode()).hexdigest()[:32]
+
+
+def _count_key(rule: Rule, subject: str) -> str:
+    return f"throttle:{rule.name}:{subject}"
+
+
+def _lock_key(rule: Rule, subject: str) -> str:
+    return f"throttle:{rule.name}:{subject}:lock"
+
+
+def _seconds_left(deadline: float | None) -> int | None:
+    if deadline is None:
+        return None
+    return max(1, math.ceil(deadline - time.time()))
+
+
+def _incr(key: str, window: int) -> int:
+    cache.add(key, 0, timeout=window)  # the window starts at the first attempt
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window)
+        return 1
+
+
+def _attempt(checks: list[tuple[Rule, str]]) -> int | None:
+    """Count one attempt against each (rule, subject); the seconds to wait if any refuses it, else None."""
+    checks = [(rule, _subject(value)) for rule, value in checks if value]
+    try:
+        locks = cache.get_many([_lock_key(rule, subject) for rule, subject in checks])
+        if locks:
+            return max(_seconds_left(deadline) for deadline in locks.values())
+        waits = []
+        for rule, subject in checks:
+            if _incr(_count_key(rule, subject), rule.window) > rule.attempts:
+                # `add`: of two attempts that overflow together, the first sets the deadline, the second reads it.
+                cache.add(_lock_key(rule, subject), time.time() + rule.window, timeout=rule.window)
+                waits.append(_seconds_left(cache.get(_lock_key(rule, subject))) or rule.window)
+                logger.warning("throttle.locked", extra={"rule": rule.name})
+        return max(waits) if waits else None
+    except RedisError:
+        # The dashboard stays usable while the cache is away; the API, which fails closed, is the bigger target.
+        logger.exception("throttle.unavailable")
+        return None
+
+
+def login_attempt(*, email: str, ip: str) -> int | None:
+    """Call before checking a password: None to go ahead, or the seconds the email or IP stays locked."""
+    return _attempt([(LOGIN_PER_EMAIL, email), (LOGIN_PER_IP, ip)])
+
+
+def login_succeeded(*, email: str, ip: str) -> None:
+    """The email's failures are forgotten; the IP gets back the attempt that succeeded (an office behind one address
+    logs in many times a day)."""
+    try:
+        cache.delete(_count_key(LOGIN_PER_EMAIL, _subject(email)))
+        if ip:
+            cache.decr(_count_key(LOGIN_PER_IP, _subject(ip)))
+    except ValueError:
+        pass  # the IP's window ended meanwhile
+    except RedisError:
+        logger.exception("throttle.unavailable")
+
+
+def login_unlock(*, email: str) -> None:
+    """A password reset proves the owner holds the mailbox: their email is no longer locked (the IP lock stays)."""
+    subject = _subject(email)
+    try:
+        cache.delete_many([_count_key(LOGIN_PER_EMAIL, subject), _lock_key(LOGIN_PER_EMAIL, subject)])
+    except RedisError:
+        logger.exception("throttle.unavailable")
+
+
+def password_reset_attempt(*, email: str, ip: str) -> int | None:
+    return _attempt([(RESET_PER_IP, ip), (RESET_PER_EMAIL, email)])
+
+
+def wait_text(seconds: int) -> str:
+    minutes = max(1, math.ceil(seconds / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def login_refused_message(seconds: int) -> str:
+    return f"Too many failed attempts; try again in {wait_text(seconds)} or reset your password."
+
+
+def password_reset_refused_message(seconds: int) -> str:
+    return f"Too many reset requests; try again in {wait_text(seconds)}."
