@@ -135,8 +135,8 @@ def _locked(payout_id, *, merchant: Merchant | None = None, livemode: bool | Non
     return payout
 
 
-def _transition(payout: Payout, *, to: str, **changes) -> Payout:
-    now = timezone.now()
+def _transition(payout: Payout, *, to: str, now=None, **changes) -> Payout:
+    now = now or timezone.now()
     source = payout.status
     if not Payout.objects.filter(pk=payout.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
                                                                                   **changes):
@@ -179,7 +179,8 @@ def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:
     with transaction.atomic():
         payout = _locked(payout_id)
         if answer.status == "SUCCEEDED" and payout.status == PayoutStatus.PROCESSING:
-            payout = _transition(payout, to=PayoutStatus.COMPLETED, completed_at=timezone.now())
+            now = timezone.now()
+            payout = _transition(payout, to=PayoutStatus.COMPLETED, now=now, completed_at=now)
             ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout",
                         object_id=str(payout.id), reference_id=payout.reference_id, description="Payout completed",
                         legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),

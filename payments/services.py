@@ -222,10 +222,11 @@ def locked(payin_id, *, merchant: Merchant | None = None, livemode: bool | None 
     return payin
 
 
-def _transition(payin: Payin, *, to: str, previous_status: str | None = "", **changes) -> Payin:
+def _transition(payin: Payin, *, to: str, previous_status: str | None = "", now: datetime | None = None,
+                **changes) -> Payin:
     """Move a locked charge with one conditional update and record its event; `previous_status=None` marks a charge
     created in this status (its event's previousStatus is null)."""
-    now = timezone.now()
+    now = now or timezone.now()
     source = payin.status
     updated = Payin.objects.filter(pk=payin.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
                                                                                     **changes)
@@ -256,7 +257,7 @@ def _paid(payin: Payin, *, authorization_code: str = "", previous_status: str | 
         if days > 0:
             target = AccountKind.PENDING
             changes["settle_at"] = now + timedelta(days=days)
-    payin = _transition(payin, to=PayinStatus.PAID, previous_status=previous_status, **changes)
+    payin = _transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, **changes)
     ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
                 reference_id=payin.reference_id, description=f"{payin.payment_method} charge", legs=[
                     Leg(AccountKind.RAIL_IN, -payin.amount, LineType.PAYIN),
