@@ -43,18 +43,14 @@ def payin_list(*, merchant: Merchant, livemode: bool, status: str | None = None,
                created_to: datetime | None = None) -> QuerySet[Payin]:
     """Scoped to the merchant and mode; each filter has an index beginning (merchant, livemode, filter) and ending
     (created_at, id), so a page costs the same at any depth and with any of them."""
-    payins = Payin.objects.filter(merchant=merchant, livemode=livemode)
-    if status is not None:
-        payins = payins.filter(status=status)
-    if payment_method is not None:
-        payins = payins.filter(payment_method=payment_method)
-    if reference_id is not None:
-        payins = payins.filter(reference_id=reference_id)
-    if created_from is not None:
-        payins = payins.filter(created_at__gte=created_from)
-    if created_to is not None:
-        payins = payins.filter(created_at__lt=created_to)
-    return payins
+    return _filtered(Payin.objects.filter(merchant=merchant, livemode=livemode), status=status,
+                     payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
+                     created_at__lt=created_to)
+
+
+def _filtered(queryset: QuerySet, **filters) -> QuerySet:
+    """The filters that were given (None means "not filtered")."""
+    return queryset.filter(**{name: value for name, value in filters.items() if value is not None})
 
 
 def refund_list(*, merchant: Merchant, livemode: bool, payin_id) -> list[Refund]:
@@ -79,13 +75,5 @@ def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
 
 def payout_list(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
                 created_from: datetime | None = None, created_to: datetime | None = None) -> QuerySet[Payout]:
-    payouts = Payout.objects.filter(merchant=merchant, livemode=livemode)
-    if status is not None:
-        payouts = payouts.filter(status=status)
-    if reference_id is not None:
-        payouts = payouts.filter(reference_id=reference_id)  # unique: at most one
-    if created_from is not None:
-        payouts = payouts.filter(created_at__gte=created_from)
-    if created_to is not None:
-        payouts = payouts.filter(created_at__lt=created_to)
-    return payouts
+    return _filtered(Payout.objects.filter(merchant=merchant, livemode=livemode), status=status,
+                     reference_id=reference_id, created_at__gte=created_from, created_at__lt=created_to)

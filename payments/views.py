@@ -15,7 +15,7 @@ import csv
 import re
 import secrets
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 from django import forms
@@ -383,19 +383,26 @@ def charge_simulate(request: HttpRequest, payin_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
     payin = _payin_or_404(request, payin_id)
-    back = redirect("dashboard:charge_detail", payin_id=payin.pk)
+    return _sandbox_action(request, redirect("dashboard:charge_detail", payin_id=payin.pk), PAYIN_SANDBOX,
+                           lambda action: sandbox.payin_simulate(merchant=request.merchant, payin_id=payin.pk,
+                                                                 action=action))
+
+
+def _sandbox_action(request: HttpRequest, back: HttpResponse, actions: dict[str, str],
+                    simulate: Callable[[str], object]) -> HttpResponse:
+    """A sandbox button: test mode only, one of `actions` (action → success message), refusals as messages."""
     if refusal := _test_mode_only(request, back):
         return refusal
     action = request.POST.get("action", "")
-    if action not in PAYIN_SANDBOX:
+    if action not in actions:
         messages.error(request, "Unknown sandbox action.")
         return back
     try:
-        sandbox.payin_simulate(merchant=request.merchant, payin_id=payin.pk, action=action)
+        simulate(action)
     except DomainError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, PAYIN_SANDBOX[action])
+        messages.success(request, actions[action])
     return back
 
 
@@ -459,20 +466,9 @@ def payout_simulate(request: HttpRequest, payout_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
     payout = _payout_or_404(request, payout_id)
-    back = redirect("dashboard:payout_detail", payout_id=payout.pk)
-    if refusal := _test_mode_only(request, back):
-        return refusal
-    action = request.POST.get("action", "")
-    if action not in PAYOUT_SANDBOX:
-        messages.error(request, "Unknown sandbox action.")
-        return back
-    try:
-        payouts.payout_simulate(merchant=request.merchant, payout_id=payout.pk, action=action)
-    except DomainError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, PAYOUT_SANDBOX[action])
-    return back
+    return _sandbox_action(request, redirect("dashboard:payout_detail", payout_id=payout.pk), PAYOUT_SANDBOX,
+                           lambda action: payouts.payout_simulate(merchant=request.merchant, payout_id=payout.pk,
+                                                                  action=action))
 
 
 def _payout_validate(request: HttpRequest, form: PayoutForm) -> dict | None:

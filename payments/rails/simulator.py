@@ -91,10 +91,15 @@ class SimulatorRail:
         operation = SimulatorOperation.objects.filter(key=key, kind="refund").first()
         if operation is None:
             return OperationStatus(status="FAILED", failure_code="rail_error")
+        return self._confirmed_when_due(operation)
+
+    @staticmethod
+    def _confirmed_when_due(operation: SimulatorOperation) -> OperationStatus:
+        """A PENDING refund or payout succeeds by itself SIMULATOR_AUTO_CONFIRM_SECONDS after it was sent."""
         due = operation.created_at + timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
         if operation.status == "PENDING" and timezone.now() >= due:
-            SimulatorOperation.objects.filter(key=key, status="PENDING").update(status="SUCCEEDED",
-                                                                               updated_at=timezone.now())
+            SimulatorOperation.objects.filter(key=operation.key, status="PENDING").update(
+                status="SUCCEEDED", updated_at=timezone.now())
             return OperationStatus(status="SUCCEEDED")
         return OperationStatus(status=operation.status, failure_code=operation.outcome)
 
@@ -123,12 +128,7 @@ class SimulatorRail:
         operation = SimulatorOperation.objects.filter(key=key, kind="payout").first()
         if operation is None:
             return OperationStatus(status="NOT_FOUND")
-        due = operation.created_at + timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
-        if operation.status == "PENDING" and timezone.now() >= due:
-            SimulatorOperation.objects.filter(key=key, status="PENDING").update(status="SUCCEEDED",
-                                                                               updated_at=timezone.now())
-            return OperationStatus(status="SUCCEEDED")
-        return OperationStatus(status=operation.status, failure_code=operation.outcome)
+        return self._confirmed_when_due(operation)
 
     def simulate_payout(self, *, key: str, livemode: bool, amount: int, end_to_end_id: str, action: str) -> None:
         """The receiving bank's side of a payout: credit it (complete), refuse it (fail) or send it back (return).
