@@ -305,9 +305,9 @@ class PayoutStatus(models.TextChoices):
 class PixKeyType(models.TextChoices):
     CPF = "CPF"
     CNPJ = "CNPJ"
-    EMAIL = "EMAIL"
-    PHONE = "PHONE"
-    EVP = "EVP"
+    EMAIL = "EMAIL", "E-mail"
+    PHONE = "PHONE", "Phone"
+    EVP = "EVP", "EVP (random key)"
 
 
 class Payout(models.Model):
