@@ -111,7 +111,8 @@ class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
 
 
 def _pool_manager() -> urllib3.PoolManager:
-    manager = urllib3.PoolManager(num_pools=200, maxsize=4, retries=False)
+    # maxsize: one kept-alive connection per worker thread to a busy receiver, so none is thrown away after use
+    manager = urllib3.PoolManager(num_pools=200, maxsize=32, retries=False)
     manager.pool_classes_by_scheme = {"http": GuardedHTTPConnectionPool, "https": GuardedHTTPSConnectionPool}
     return manager
 

@@ -83,8 +83,10 @@ class SimulatorRail:
             if status == "PENDING":
                 from payments.tasks import refund_reconcile
 
+                # robust: with the broker down the refund is committed all the same and must be answered (a client
+                # seeing a 500 would refund again); the periodic rail_reconcile job confirms it later.
                 transaction.on_commit(lambda: refund_reconcile.apply_async(
-                    kwargs={"refund_id": key}, countdown=settings.SIMULATOR_AUTO_CONFIRM_SECONDS))
+                    kwargs={"refund_id": key}, countdown=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), robust=True)
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
     def refund_status(self, *, key: str) -> OperationStatus:

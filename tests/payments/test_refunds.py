@@ -364,3 +364,25 @@ def test_the_refund_list_is_oldest_first_and_empty_without_refunds(api):
 
     assert [r["id"] for r in api.get(f"/payin/{card['id']}/refunds").json()["data"]] == ids
     assert [r["amount"] for r in api.get(f"/payin/{card['id']}/refunds").json()["data"]] == [100, 200, 300]
+
+
+def test_a_pix_refund_is_committed_and_answered_when_the_broker_is_down(api, monkeypatch,
+                                                                        django_capture_on_commit_callbacks):
+    """The simulator asks a task to confirm the refund after the commit; a broker that is down must not turn the
+    committed refund into a 500 (a client would refund again). The periodic reconcile confirms it later."""
+    from payments import tasks
+
+    paid_pix(api, 10000, referenceId="funding")
+    charge = paid_pix(api, 10000)
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(tasks.refund_reconcile, "apply_async", broker_down)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = refund(api, charge["id"], {"amount": 4000})
+
+    assert len(callbacks) >= 1  # the confirmation task was due to be sent, and its failure was swallowed
+    assert response.status_code == 201
+    assert response.json()["status"] == "PENDING"
+    assert Refund.objects.get().status == "PENDING"
