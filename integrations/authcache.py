@@ -42,9 +42,15 @@ def get(public_key: str, *, version: str | None) -> ApiKey | None:
     return entry.api_key
 
 
+# A merchant held here may also keep its webhook endpoints (webhooks.services._enabled_endpoints), for as long as
+# this entry lives: an endpoint change invalidates the merchant like any other change authentication depends on.
+ENDPOINT_CACHE_ATTRIBUTE = "_webhook_endpoints_cache"
+
+
 def put(api_key: ApiKey, *, version: str | None) -> None:
     if len(_entries) >= MAX_ENTRIES:
         _entries.clear()
+    setattr(api_key.merchant, ENDPOINT_CACHE_ATTRIBUTE, {})
     _entries[api_key.public_key] = Entry(api_key=api_key, version=version, loaded_at=time.monotonic())
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import uuid
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Model, QuerySet
 
 from accounts.models import KycSubmission, Merchant
 from config.errors import NotFound
@@ -31,11 +34,45 @@ def merchant_city(merchant: Merchant, default: str) -> str:
 
 
 def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
-    payin = Payin.objects.filter(pk=payin_id, merchant=merchant, livemode=livemode).first()
+    payin = _scoped_get(Payin, merchant=merchant, livemode=livemode, pk=payin_id)
     if payin is None:
         raise NotFound("No such charge")
-    payin.merchant = merchant
     return payin
+
+
+def _scoped_get(model: type[Model], *, merchant: Merchant, livemode: bool, pk) -> Model | None:
+    """`model.objects.filter(pk=pk, merchant=merchant, livemode=livemode).first()`, the hottest read of the API,
+    without compiling the same SQL on every request: compiling it cost twice what running it does."""
+    sql, names = _scoped_get_sql(model, livemode)
+    id_field = model._meta.pk
+    values = {"pk": id_field.get_db_prep_value(id_field.to_python(pk), connection),
+              "merchant": id_field.get_db_prep_value(merchant.pk, connection), "livemode": livemode}
+    rows = list(model.objects.raw(sql, [values[name] for name in names]))
+    if not rows:
+        return None
+    rows[0].merchant = merchant
+    return rows[0]
+
+
+@functools.cache
+def _scoped_get_sql(model: type[Model], livemode: bool) -> tuple[str, tuple[str, ...]]:
+    """The SQL the ORM writes for that query, and which value each of its placeholders takes (found by compiling it
+    once with marker values)."""
+    pk_marker, merchant_marker = uuid.UUID(int=1), uuid.UUID(int=2)
+    query = model.objects.filter(pk=pk_marker, merchant_id=merchant_marker, livemode=livemode)[:1].query
+    sql, params = query.sql_with_params()
+
+    def name_of(param) -> str:
+        if isinstance(param, bool) or (param in (0, 1) and not isinstance(param, str | uuid.UUID)):
+            return "livemode"
+        text = str(param).replace("-", "")
+        if text == pk_marker.hex:
+            return "pk"
+        if text == merchant_marker.hex:
+            return "merchant"
+        raise ValueError(f"unexpected parameter {param!r} in {sql}")
+
+    return sql, tuple(name_of(param) for param in params)
 
 
 def payin_list(*, merchant: Merchant, livemode: bool, status: str | None = None, payment_method: str | None = None,
@@ -66,10 +103,9 @@ def statement_lines(*, merchant: Merchant, livemode: bool) -> QuerySet[LedgerEnt
 
 
 def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
-    payout = Payout.objects.filter(pk=payout_id, merchant=merchant, livemode=livemode).first()
+    payout = _scoped_get(Payout, merchant=merchant, livemode=livemode, pk=payout_id)
     if payout is None:
         raise NotFound("No such payout")
-    payout.merchant = merchant
     return payout
 
 

@@ -14,6 +14,8 @@ from accounts.models import Merchant
 from config.api import timestamp
 from config.errors import InvalidState
 from config.ids import uuid7
+from integrations import authcache
+from integrations.authcache import ENDPOINT_CACHE_ATTRIBUTE
 from webhooks import signing, ssrf
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint, WebhookSecret
 
@@ -34,8 +36,7 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
     event = Event.objects.create(id=event_id, merchant=merchant, livemode=livemode, type=type,
                                  object_id=str(obj.get("id", "")), payload=payload, created_at=now)
     if endpoints is None:
-        endpoints = [e for e in WebhookEndpoint.objects.filter(merchant=merchant, livemode=livemode, enabled=True)
-                     if e.wants(type)]
+        endpoints = [e for e in _enabled_endpoints(merchant, livemode) if e.wants(type)]
     targets: dict[str, WebhookEndpoint | None] = {}
     if webhook_url:
         targets[webhook_url] = None
@@ -50,6 +51,20 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
         ids = [str(d.id) for d in deliveries]
         transaction.on_commit(lambda: _enqueue(ids))
     return event
+
+
+def _enabled_endpoints(merchant: Merchant, livemode: bool) -> list[WebhookEndpoint]:
+    """The merchant's enabled endpoints of a mode. A merchant held by the API's key cache (`integrations.authcache`)
+    keeps them for as long as that cache keeps it: a change to an endpoint invalidates the merchant there (in every
+    process, through its version token), exactly as a revoked key does, so no request sees a stale list after the
+    change commits, and an API request that records an event saves a query."""
+    cached = merchant.__dict__.get(ENDPOINT_CACHE_ATTRIBUTE)
+    if cached is not None and livemode in cached:
+        return cached[livemode]
+    endpoints = list(WebhookEndpoint.objects.filter(merchant=merchant, livemode=livemode, enabled=True))
+    if cached is not None:
+        cached[livemode] = endpoints
+    return endpoints
 
 
 def _enqueue(delivery_ids: list[str]) -> None:
@@ -72,8 +87,11 @@ def _clean_event_types(event_types: list[str]) -> list[str]:
 def endpoint_create(*, merchant: Merchant, livemode: bool, url: str, event_types: list[str],
                     description: str = "") -> WebhookEndpoint:
     ssrf.webhook_url_validate(url, param="url")
-    return WebhookEndpoint.objects.create(merchant=merchant, livemode=livemode, url=url, description=description,
-                                          event_types=_clean_event_types(event_types))
+    with transaction.atomic():
+        endpoint = WebhookEndpoint.objects.create(merchant=merchant, livemode=livemode, url=url,
+                                                  description=description, event_types=_clean_event_types(event_types))
+        authcache.invalidate_merchant(merchant.pk)  # its cached endpoint list (see _enabled_endpoints)
+    return endpoint
 
 
 def endpoint_update(*, endpoint: WebhookEndpoint, url: str, event_types: list[str], description: str,
@@ -83,6 +101,7 @@ def endpoint_update(*, endpoint: WebhookEndpoint, url: str, event_types: list[st
         endpoint.url, endpoint.description, endpoint.enabled = url, description, enabled
         endpoint.event_types = _clean_event_types(event_types)
         endpoint.save(update_fields=["url", "description", "enabled", "event_types"])
+        authcache.invalidate_merchant(endpoint.merchant_id)  # its cached endpoint list (see _enabled_endpoints)
         # Retries still pending follow the endpoint: to its new URL, or nowhere once it is disabled. A retry whose
         # event already has a delivery to the new URL is dropped (one delivery per event and URL).
         pending = Delivery.objects.filter(endpoint=endpoint, status=Delivery.Status.PENDING)
