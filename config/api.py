@@ -102,8 +102,9 @@ def _decode_cursor(cursor: str, model: type[Model]) -> tuple[datetime, Any]:
         created_at = datetime.fromisoformat(created_at)
         if created_at.tzinfo is None or not isinstance(pk, str):  # we always write the id as a string
             raise ValueError("not a cursor")
-        return created_at, model._meta.pk.to_python(pk)
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, DjangoValidationError) as exc:
+        # In UTC, as written: a forged offset that pushes the year out of 1..9999 fails here, not in the query.
+        return created_at.astimezone(UTC), model._meta.pk.to_python(pk)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError, DjangoValidationError) as exc:
         raise ValidationFailed(param="cursor", details=[
             {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}
         ]) from exc
@@ -129,7 +130,10 @@ def paginate(queryset: QuerySet, *, params: dict, serialize: Callable[[Any], dic
     cursor = params.get("cursor")
     if cursor:
         created_at, pk = _decode_cursor(cursor, queryset.model)
-        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk))
+        # (created_at, id) < (cursor): the `created_at <= cursor` half gives PostgreSQL the index range to start
+        # from; the OR alone it would only filter with, reading every row newer than the cursor first.
+        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk),
+                                   created_at__lte=created_at)
     rows = list(queryset.order_by("-created_at", "-pk")[: limit + 1])
     has_more = len(rows) > limit
     rows = rows[:limit]

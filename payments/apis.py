@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
@@ -12,11 +12,13 @@ from rest_framework.response import Response
 
 from config.api import ApiView, StrictCharField, StrictIntegerField, StrictSerializer, paginate, reject_unknown_params
 from config.errors import DomainError, NotFound, validation_error
+from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
 from payments import payouts, sandbox, schema, selectors, services
 from payments.ledger import balance_get
 from payments.models import PayinStatus, PaymentMethod, PayoutStatus
 from payments.payout_validation import payout_request_validate
 from payments.serializers import payin_serialize, payout_serialize, refund_serialize, statement_line_serialize
+from payments.validation import _REFERENCE_ID as REFERENCE_ID
 from payments.validation import payin_request_validate
 
 
@@ -43,7 +45,7 @@ def _datetime_param(params, name: str, problems: list) -> datetime | None:
     if value is None:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.upper())  # RFC 3339 allows a lowercase t and z
     except ValueError:
         parsed = None
     if parsed is None or parsed.tzinfo is None:
@@ -51,7 +53,22 @@ def _datetime_param(params, name: str, problems: list) -> datetime | None:
                          "message": f"{name} must be an ISO 8601 timestamp with a time zone, e.g. "
                                     "2026-11-20T00:00:00Z."})
         return None
-    return parsed
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        # A valid timestamp whose UTC time is outside the years 1 to 9999 (9999-12-31T23:59:59-03:00): no row can be on
+        # the other side of the nearest representable instant, so that instant selects exactly the same rows.
+        return datetime.min.replace(tzinfo=UTC) if parsed.year == 1 else datetime.max.replace(tzinfo=UTC)
+
+
+def _reference_id_param(params, problems: list) -> str | None:
+    # Only a referenceId that a charge or payout can have: anything else (an empty or NUL-carrying value) is refused
+    # like any unknown filter value, not sent to the database.
+    value = params.get("referenceId")
+    if value is not None and not REFERENCE_ID.fullmatch(value):
+        problems.append({"param": "referenceId", "code": "invalid_reference_id", "message": "referenceId must be 1 to "
+                         "64 characters of letters, digits, '.', '_', ':' and '-'."})
+    return value
 
 
 def _choice_param(params, name: str, choices: list[str], problems: list) -> str | None:
@@ -64,7 +81,7 @@ def _choice_param(params, name: str, choices: list[str], problems: list) -> str 
 
 class PayinsApi(ApiView):
     @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
-                   request=schema.PayinRequest, responses={201: schema.Payin})
+                   request=schema.PayinRequest, responses={201: schema.Payin, **RAIL_ERRORS})
     def post(self, request: Request) -> Response:
         data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       today=services.sao_paulo_today())
@@ -76,11 +93,11 @@ class PayinsApi(ApiView):
         parameters=[
             OpenApiParameter("status", str, enum=PayinStatus.values),
             OpenApiParameter("paymentMethod", str, enum=PaymentMethod.values),
-            OpenApiParameter("referenceId", str),
-            OpenApiParameter("createdFrom", str, description="ISO 8601 timestamp, inclusive."),
-            OpenApiParameter("createdTo", str, description="ISO 8601 timestamp, exclusive."),
-            OpenApiParameter("limit", int, description="1 to 100, default 20."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
+            OpenApiParameter("referenceId", {"type": "string", "pattern": schema.REFERENCE_ID_PATTERN}),
+            timestamp_parameter("createdFrom", "inclusive."),
+            timestamp_parameter("createdTo", "exclusive."),
+            LIMIT_PARAMETER,
+            CURSOR_PARAMETER,
         ],
         responses=schema.PayinList,
     )
@@ -90,12 +107,13 @@ class PayinsApi(ApiView):
         problems: list = []
         status = _choice_param(params, "status", PayinStatus.values, problems)
         method = _choice_param(params, "paymentMethod", PaymentMethod.values, problems)
+        reference_id = _reference_id_param(params, problems)
         created_from = _datetime_param(params, "createdFrom", problems)
         created_to = _datetime_param(params, "createdTo", problems)
         if problems:
             raise validation_error(problems)
         payins = selectors.payin_list(merchant=request.auth.merchant, livemode=request.auth.livemode, status=status,
-                                      payment_method=method, reference_id=params.get("referenceId"),
+                                      payment_method=method, reference_id=reference_id,
                                       created_from=created_from, created_to=created_to)
         return Response(paginate(payins, params=params, serialize=payin_serialize).as_body())
 
@@ -126,7 +144,7 @@ class PayinRefundsApi(ApiView):
         reason = StrictCharField(required=False, max_length=255, allow_blank=True)
 
     @extend_schema(operation_id="refund_create", summary="Refund part or the rest of a PIX or card charge",
-                   request=RefundRequest, responses={201: schema.Refund})
+                   request=RefundRequest, responses={201: schema.Refund, **RAIL_ERRORS})
     def post(self, request: Request, payin_id: str) -> Response:
         payin_id = _uuid(payin_id, "charge")
         data = self.RefundRequest.validated(request.data)
@@ -153,7 +171,7 @@ class SandboxPayinSimulateApi(ApiView):
             return value
 
     @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or charge back a charge",
-                   request=SimulateRequest, responses=schema.Payin)
+                   request=schema.PayinSimulation, responses=schema.Payin)
     def post(self, request: Request, payin_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()
@@ -180,8 +198,7 @@ class BalanceApi(ApiView):
 class BalanceTransactionsApi(ApiView):
     @extend_schema(
         operation_id="balance_transactions_list", summary="The statement: every movement of the balance, newest first",
-        parameters=[OpenApiParameter("limit", int, description="1 to 100, default 20."),
-                    OpenApiParameter("cursor", str, description="nextCursor of the previous page.")],
+        parameters=[LIMIT_PARAMETER, CURSOR_PARAMETER],
         responses=schema.StatementList,
     )
     def get(self, request: Request) -> Response:
@@ -205,11 +222,11 @@ class PayoutsApi(ApiView):
         operation_id="payout_list", summary="List payouts, newest first",
         parameters=[
             OpenApiParameter("status", str, enum=PayoutStatus.values),
-            OpenApiParameter("referenceId", str),
-            OpenApiParameter("createdFrom", str, description="ISO 8601 timestamp, inclusive."),
-            OpenApiParameter("createdTo", str, description="ISO 8601 timestamp, exclusive."),
-            OpenApiParameter("limit", int, description="1 to 100, default 20."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
+            OpenApiParameter("referenceId", {"type": "string", "pattern": schema.REFERENCE_ID_PATTERN}),
+            timestamp_parameter("createdFrom", "inclusive."),
+            timestamp_parameter("createdTo", "exclusive."),
+            LIMIT_PARAMETER,
+            CURSOR_PARAMETER,
         ],
         responses=schema.PayoutList,
     )
@@ -218,12 +235,13 @@ class PayoutsApi(ApiView):
         reject_unknown_params(params, allowed={"status", "referenceId", "createdFrom", "createdTo"})
         problems: list = []
         status = _choice_param(params, "status", PayoutStatus.values, problems)
+        reference_id = _reference_id_param(params, problems)
         created_from = _datetime_param(params, "createdFrom", problems)
         created_to = _datetime_param(params, "createdTo", problems)
         if problems:
             raise validation_error(problems)
         items = selectors.payout_list(merchant=request.auth.merchant, livemode=request.auth.livemode, status=status,
-                                      reference_id=params.get("referenceId"), created_from=created_from,
+                                      reference_id=reference_id, created_from=created_from,
                                       created_to=created_to)
         return Response(paginate(items, params=params, serialize=payout_serialize).as_body())
 
@@ -257,7 +275,7 @@ class SandboxPayoutSimulateApi(ApiView):
             return value
 
     @extend_schema(operation_id="sandbox_payout_simulate", summary="Test mode: complete, fail or return a payout",
-                   request=PayoutSimulateRequest, responses=schema.Payout)
+                   request=schema.PayoutSimulation, responses=schema.Payout)
     def post(self, request: Request, payout_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()

@@ -44,6 +44,7 @@ _CVV = re.compile(r"[0-9]{3,4}")
 _MONTH = re.compile(r"0[1-9]|1[0-2]")
 _YEAR = re.compile(r"[0-9]{2}|[0-9]{4}")
 _validate_email = EmailValidator()
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _problem(message: str, code: str) -> ValidationError:
@@ -149,6 +150,9 @@ class _MetadataField(serializers.Field):
             problems.append("Values must be strings.")
         elif any(len(value) > METADATA_VALUE_MAX_LENGTH for value in data.values()):
             problems.append(f"Values must be at most {METADATA_VALUE_MAX_LENGTH} characters.")
+        # As for every other string of the API (DRF's CharField): PostgreSQL cannot store them (they were a 500).
+        if any(_UNSTORABLE.search(text) for item in data.items() for text in item if isinstance(text, str)):
+            problems.append("Keys and values must not contain NUL or surrogate characters.")
         if problems:
             raise ValidationError([ErrorDetail(message, code="invalid_metadata") for message in problems])
         return dict(data)

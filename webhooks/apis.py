@@ -8,7 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import ApiView, paginate, reject_unknown_params
-from config.errors import NotFound
+from config.errors import NotFound, ValidationFailed
+from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
 from webhooks.models import EventType
 from webhooks.selectors import event_get, event_list
 
@@ -34,9 +35,10 @@ class EventListApi(ApiView):
         operation_id="events_list", summary="List events, newest first (kept 30 days)",
         parameters=[
             OpenApiParameter("type", str, enum=EventType.values),
-            OpenApiParameter("objectId", str, description="Only events about this object."),
-            OpenApiParameter("limit", int, description="1 to 100, default 20."),
-            OpenApiParameter("cursor", str, description="nextCursor of the previous page."),
+            OpenApiParameter("objectId", {"type": "string", "format": "uuid"},
+                             description="Only events about this object (a charge, refund or payout id)."),
+            LIMIT_PARAMETER,
+            CURSOR_PARAMETER,
         ],
         responses=inline_serializer("EventList", {
             "data": EventSerializer(many=True), "hasMore": serializers.BooleanField(),
@@ -46,8 +48,16 @@ class EventListApi(ApiView):
     def get(self, request: Request) -> Response:
         params = request.query_params
         reject_unknown_params(params, allowed={"type", "objectId"})
+        object_id = params.get("objectId")
+        if object_id is not None:
+            # Every object's id is a UUID: another value is refused, not looked up (a NUL in it was a 500).
+            try:
+                object_id = str(uuid.UUID(object_id))
+            except ValueError as exc:
+                raise ValidationFailed(param="objectId", details=[{
+                    "param": "objectId", "code": "invalid_object_id", "message": "objectId must be a UUID."}]) from exc
         events = event_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                            type=params.get("type"), object_id=params.get("objectId"))
+                            type=params.get("type"), object_id=object_id)
         return Response(paginate(events, params=params, serialize=lambda e: e.payload).as_body())
 
 

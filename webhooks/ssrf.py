@@ -9,8 +9,11 @@ trailing dot.
 from __future__ import annotations
 
 import ipaddress
+import os
+import queue
 import re
 import socket
+import threading
 
 from django.conf import settings
 from urllib3.exceptions import LocationParseError
@@ -62,9 +65,62 @@ def parse_ip_literal(host: str) -> IPAddress | None:
         return None
 
 
+# getaddrinfo has no timeout of its own: a lost UDP answer costs the resolver's 5 s (resolv.conf `timeout`), a
+# resolver that does not answer costs that times its attempts and servers, and the caller (a request thread) would be
+# blocked all along. So lookups run on a few resident daemon threads (a fresh thread per lookup would also start the
+# resolver afresh each time) and the caller waits this long: a name with no answer by then is one that "does not
+# resolve now". An abandoned lookup ends when the resolver gives up; one whose caller left before it started is skipped.
+DNS_TIMEOUT_SECONDS = 1.0
+DNS_THREADS = 4
+_lookups: queue.SimpleQueue = queue.SimpleQueue()
+_started_in_pid: int | None = None
+_start_lock = threading.Lock()
+
+
+class _Lookup:
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+        self.done = threading.Event()
+        self.abandoned = False
+        self.infos: list | None = None
+        self.error: BaseException | None = None
+
+
+def _lookup_loop() -> None:
+    while True:
+        lookup = _lookups.get()
+        if lookup.abandoned:
+            continue
+        try:
+            lookup.infos = socket.getaddrinfo(lookup.host, lookup.port, type=socket.SOCK_STREAM)
+        except BaseException as exc:  # handed to the caller, who decides
+            lookup.error = exc
+        lookup.done.set()
+
+
+def _ensure_lookup_threads() -> None:
+    global _started_in_pid
+    if _started_in_pid == os.getpid():
+        return
+    with _start_lock:  # once per process: threads do not survive a fork (gunicorn, Celery prefork)
+        if _started_in_pid != os.getpid():
+            for _ in range(DNS_THREADS):
+                threading.Thread(target=_lookup_loop, name="ssrf-dns", daemon=True).start()
+            _started_in_pid = os.getpid()
+
+
 def resolve(host: str, port: int) -> list[str]:
-    """The addresses a name resolves to (tests replace this to play a rebinding DNS server)."""
-    return list(dict.fromkeys(info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)))
+    """The addresses a name resolves to (tests replace this to play a rebinding DNS server). Raises OSError when the
+    name does not resolve, TimeoutError (an OSError) when the resolver does not answer in DNS_TIMEOUT_SECONDS."""
+    _ensure_lookup_threads()
+    lookup = _Lookup(host, port)
+    _lookups.put(lookup)
+    if not lookup.done.wait(DNS_TIMEOUT_SECONDS):
+        lookup.abandoned = True
+        raise TimeoutError(f"no DNS answer within {DNS_TIMEOUT_SECONDS} s")
+    if lookup.error is not None:
+        raise lookup.error
+    return list(dict.fromkeys(info[4][0] for info in lookup.infos or []))
 
 
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
