@@ -11,7 +11,8 @@ connection the server closes (gunicorn's sync worker closes after every response
 counts in the next request's latency, as it would for a real client.
 
 Usage: load.py --port P --scenario NAME [--duration S] [--warmup S] [--concurrency N] [--procs N] [--server-pids L]
-The key pair comes from BENCH_PUBLIC_KEY / BENCH_SECRET_KEY (kept out of argv, where `ps` shows it). Prints one JSON
+The key pair comes from BENCH_PUBLIC_KEY / BENCH_SECRET_KEY (kept out of argv, where `ps` shows it), the values a
+scenario's setup created (its path's placeholders) from BENCH_SETUP_VALUES, a JSON object. Prints one JSON
 object on stdout: the raw latencies of the window, status counts, connection failures and where the CPU went;
 `report.py` turns those into figures.
 """
@@ -52,15 +53,23 @@ def _encode(method: str, path: str, headers: dict[str, str], body: bytes | None)
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
 
 
-def request_factory(scenario: Scenario, port: int, public_key: str, secret_key: str) -> Callable[[], bytes]:
-    """A function returning the bytes of the next request: the same bytes for a static scenario, else fresh ones."""
+def request_factory(scenario: Scenario, port: int, public_key: str, secret_key: str,
+                    values: dict[str, str] | None = None) -> Callable[[], bytes]:
+    """A function returning the bytes of the next request: the same bytes for a static scenario, else fresh ones.
+    `values` fill the placeholders of the path of a scenario with a setup."""
     base = {"Host": f"{HOST}:{port}", "Accept": "application/json", "User-Agent": "pagamentos-bench"}
     if scenario.auth:
         token = base64.b64encode(f"{public_key}:{secret_key}".encode()).decode()
         base["Authorization"] = f"Basic {token}"
+    fixed_path = scenario.path if isinstance(scenario.path, str) else None
+    if fixed_path is not None and scenario.setup is not None:
+        try:
+            fixed_path = fixed_path.format_map(values or {})
+        except KeyError as error:
+            raise RuntimeError(f"{scenario.name}: its setup gave no value for {error} (BENCH_SETUP_VALUES)") from None
 
     def build() -> bytes:
-        path = scenario.path() if callable(scenario.path) else scenario.path
+        path = fixed_path if fixed_path is not None else scenario.path()
         headers = {**base, **(scenario.headers() if scenario.headers else {})}
         body = json.dumps(scenario.body(), separators=(",", ":")).encode() if scenario.body else None
         return _encode(scenario.method, path, headers, body)
@@ -264,9 +273,9 @@ def _cpu_seconds() -> float:
 
 
 # --- Processes -------------------------------------------------------------------------------------------------------
-def _child(pipe: Connection, scenario: Scenario, port: int, users: int, window: tuple[float, float]) -> None:
-    next_request = request_factory(scenario, port, os.environ.get("BENCH_PUBLIC_KEY", ""),
-                                   os.environ.get("BENCH_SECRET_KEY", ""))
+def _child(pipe: Connection, scenario: Scenario, port: int, users: int, window: tuple[float, float],
+           credentials: tuple[str, str], values: dict[str, str]) -> None:
+    next_request = request_factory(scenario, port, *credentials, values)
     pipe.send(Driver(scenario, port, next_request, window).run(users))
     pipe.close()
 
@@ -276,8 +285,11 @@ def _split(total: int, parts: int) -> list[int]:
 
 
 def drive(scenario: Scenario, port: int, *, duration: float, warmup: float, concurrency: int, procs: int,
-          server_pids: list[int], database: str) -> dict:
-    """Run the users in `procs` forked processes over one shared window and merge what they measured."""
+          server_pids: list[int], database: str, credentials: tuple[str, str] = ("", ""),
+          values: dict[str, str] | None = None) -> dict:
+    """Run the users in `procs` forked processes over one shared window and merge what they measured.
+    `credentials` is the key pair (public, secret) of a scenario with auth; `values` fill its path's placeholders."""
+    request_factory(scenario, port, *credentials, values)  # a missing placeholder value fails here, not in a child
     window_start = time.monotonic() + START_DELAY + warmup  # CLOCK_MONOTONIC is system-wide: children share it
     window = (window_start, window_start + duration)
     context = multiprocessing.get_context("fork")
@@ -285,7 +297,8 @@ def drive(scenario: Scenario, port: int, *, duration: float, warmup: float, conc
     for users in _split(concurrency, procs):
         if users:
             parent_end, child_end = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(child_end, scenario, port, users, window), daemon=True)
+            process = context.Process(target=_child, daemon=True,
+                                      args=(child_end, scenario, port, users, window, credentials, values or {}))
             process.start()
             child_end.close()
             children.append((process, parent_end))
@@ -326,7 +339,7 @@ def _machine_ticks() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
-def _process_ticks(pids: list[int]) -> dict[int, int]:
+def process_ticks(pids: list[int]) -> dict[int, int]:
     """utime + stime of each pid still alive."""
     ticks = {}
     for pid in pids:
@@ -371,12 +384,12 @@ def watch_cpu(window: tuple[float, float], server_pids: list[int], database: str
     groups = {"gunicorn": server_pids, "postgres": pids_matching("postgres", f" {database} "),
               "redis": pids_matching("redis-server")}
     machine_start = _machine_ticks()
-    start = {name: _process_ticks(pids) for name, pids in groups.items()}
+    start = {name: process_ticks(pids) for name, pids in groups.items()}
     time.sleep(max(window[1] - time.monotonic(), 0))
     machine_end = _machine_ticks()
     seconds = window[1] - window[0]
     ticks_per_second = os.sysconf("SC_CLK_TCK")
-    cpu = {name: round(_used(start[name], _process_ticks(pids)) / ticks_per_second / seconds, 2)
+    cpu = {name: round(_used(start[name], process_ticks(pids)) / ticks_per_second / seconds, 2)
            for name, pids in groups.items()}
     total_ticks = machine_end[1] - machine_start[1]
     busy = (machine_end[0] - machine_start[0]) / total_ticks * (os.cpu_count() or 1) if total_ticks else 0.0
@@ -418,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     result = drive(scenario, args.port, duration=args.duration, warmup=args.warmup, concurrency=args.concurrency,
                    procs=min(args.procs, args.concurrency),
                    server_pids=[int(pid) for pid in args.server_pids.split(",") if pid.strip()],
-                   database=args.database)
+                   database=args.database,
+                   credentials=(os.environ.get("BENCH_PUBLIC_KEY", ""), os.environ.get("BENCH_SECRET_KEY", "")),
+                   values=json.loads(os.environ.get("BENCH_SETUP_VALUES") or "{}"))
     json.dump(result, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     return 0

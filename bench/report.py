@@ -71,7 +71,8 @@ def merge(scenario: Scenario, parts: list[dict]) -> dict:
 
 
 def judge(scenarios: list[Scenario], parts: dict[str, list[dict]]) -> list[dict]:
-    """Each scenario's figures with its ratio to its baseline and whether its target is met.
+    """Each scenario's figures with its ratio to its baseline and whether its targets are met: the share of the
+    baseline's req/s and the p99 ceiling, whichever it has (both when it has both).
 
     A scenario with errors never meets its target: fast error responses must not pass for throughput."""
     rows = {scenario.name: merge(scenario, parts[scenario.name]) for scenario in scenarios}
@@ -79,7 +80,7 @@ def judge(scenarios: list[Scenario], parts: dict[str, list[dict]]) -> list[dict]
         row = rows[scenario.name]
         baseline = rows.get(scenario.baseline) if scenario.baseline else None
         ratio = row["rps"] / baseline["rps"] if baseline and baseline["rps"] else None
-        row.update({"baseline": scenario.baseline, "target": scenario.target,
+        row.update({"baseline": scenario.baseline, "target": scenario.target, "p99_ms_max": scenario.p99_ms_max,
                     "ratio": None if ratio is None else round(ratio, 3), "ratio_by_round": None,
                     "cpu_ratio": None, "met": None})
         if baseline:
@@ -91,8 +92,12 @@ def judge(scenarios: list[Scenario], parts: dict[str, list[dict]]) -> list[dict]
             # their CPU per request. Other processes on the machine move req/s a lot and this much less.
             if row["cpu_ms_per_request"] and baseline["cpu_ms_per_request"]:
                 row["cpu_ratio"] = round(baseline["cpu_ms_per_request"] / row["cpu_ms_per_request"], 3)
-        if scenario.target is not None:
-            row["met"] = ratio is not None and ratio >= scenario.target and row["errors"] == 0
+        if scenario.target is not None or scenario.p99_ms_max is not None:
+            row["met"] = row["errors"] == 0 and row["rps"] > 0
+            if scenario.target is not None:
+                row["met"] = row["met"] and ratio is not None and ratio >= scenario.target
+            if scenario.p99_ms_max is not None:
+                row["met"] = row["met"] and row["p99_ms"] is not None and row["p99_ms"] < scenario.p99_ms_max
     return list(rows.values())
 
 
@@ -103,7 +108,9 @@ def _number(value: float | None, digits: int) -> str:
 
 def _cells(row: dict) -> tuple[str, ...]:
     ratio = _number(row["ratio"], 2) if row["baseline"] else "baseline"
-    target = "-" if row["target"] is None else f">= {row['target']:.2f}"
+    targets = ([] if row["target"] is None else [f">= {row['target']:.2f}"]) + (
+        [] if row.get("p99_ms_max") is None else [f"p99 < {row['p99_ms_max']:g}"])
+    target = ", ".join(targets) or "-"
     met = "-" if row["met"] is None else ("yes" if row["met"] else "MISSED")
     return (row["name"], f"{row['requests']:,}", _number(row["rps"], 1), _number(row["p50_ms"], 2),
             _number(row["p99_ms"], 2), f"{row['errors']:,}", ratio, target, met)
@@ -153,12 +160,17 @@ def detail_lines(rows: list[dict]) -> list[str]:
 def verdicts(rows: list[dict]) -> list[str]:
     lines = []
     for row in rows:
-        if row["target"] is None:
+        if row["met"] is None:
             continue
         ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.0%}"
+        figures = [f"sustained {row['rps']:,.1f} req/s"]
+        if row["baseline"]:
+            target = f" (target >= {row['target']:.0%})" if row["target"] is not None else ""
+            figures[0] += f" = {ratio} of {row['baseline']}{target}"
+        if row.get("p99_ms_max") is not None:
+            figures.append(f"p99 {_number(row['p99_ms'], 1)} ms (target < {row['p99_ms_max']:g} ms)")
         errors = f", with {row['errors']:,} errors" if row["errors"] else ""
-        lines.append(f"{'MET' if row['met'] else 'MISSED'}: {row['name']} sustained {row['rps']:,.1f} req/s = "
-                     f"{ratio} of {row['baseline']} (target >= {row['target']:.0%}){errors}")
+        lines.append(f"{'MET' if row['met'] else 'MISSED'}: {row['name']} {', '.join(figures)}{errors}")
     return lines
 
 

@@ -28,10 +28,12 @@ from scenarios import Scenario
 from server import (
     DATABASE,
     ROOT,
+    ApiClient,
     Gunicorn,
     HarnessError,
     KeyPair,
     ServerConfig,
+    analyze,
     kill_group,
     prepare_data,
     recreate_database,
@@ -77,19 +79,34 @@ def chosen_scenarios(names: list[str]) -> list[Scenario]:
     if unknown:
         raise HarnessError(f"unknown scenario(s) {unknown}; known: {list(known)}")
     wanted = set(names or known)
-    wanted |= {known[name].baseline for name in wanted if known[name].baseline}
+    while missing := {known[name].baseline for name in wanted if known[name].baseline} - wanted:
+        wanted |= missing  # and the baseline's baseline, so every chosen target is judged
     return [scenario for scenario in scenario_list.SCENARIOS if scenario.name in wanted]
 
 
+def run_setups(scenarios: list[Scenario], server: Gunicorn, pair: KeyPair) -> dict[str, str]:
+    """Each distinct setup of the chosen scenarios, once, through the API: the values of their paths' placeholders.
+    Then ANALYZE, so that the planner knows the tables as it would on a live database (see server.analyze)."""
+    values: dict[str, str] = {}
+    api = ApiClient(server.port, pair)
+    for setup in dict.fromkeys(scenario.setup for scenario in scenarios if scenario.setup):
+        made = setup(api)
+        print(f"setup {setup.__name__}: {made}", flush=True)
+        values.update(made)
+    analyze()
+    return values
+
+
 def measure(scenario: Scenario, server: Gunicorn, pair: KeyPair, args: argparse.Namespace, *, duration: float,
-            warmup: float) -> dict:
+            warmup: float, values: dict[str, str]) -> dict:
     """One window of one scenario, driven by load.py in its own process (and session, so it can be killed with the
     children it forks)."""
     command = [sys.executable, str(LOAD_SCRIPT), "--port", str(server.port), "--scenario", scenario.name,
                "--duration", str(duration), "--warmup", str(warmup), "--concurrency", str(args.concurrency),
                "--procs", str(args.client_procs),
                "--server-pids", ",".join(str(pid) for pid in server.worker_pids()), "--database", DATABASE]
-    env = {**os.environ, "BENCH_PUBLIC_KEY": pair.public_key, "BENCH_SECRET_KEY": pair.secret_key}
+    env = {**os.environ, "BENCH_PUBLIC_KEY": pair.public_key, "BENCH_SECRET_KEY": pair.secret_key,
+           "BENCH_SETUP_VALUES": json.dumps(values)}
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
@@ -117,13 +134,14 @@ def measure_all(scenarios: list[Scenario], server: Gunicorn, pair: KeyPair,
                 args: argparse.Namespace) -> dict[str, list[dict]]:
     """Every scenario, `--rounds` times, alternating: a burst of background load on a shared machine then hits
     every scenario of one round rather than all of one scenario's time."""
+    values = run_setups(scenarios, server, pair)
     duration = args.duration / args.rounds
     parts: dict[str, list[dict]] = {scenario.name: [] for scenario in scenarios}
     for round_number in range(1, args.rounds + 1):
         # The first round warms each code path up (imports, connections, caches); later ones only reconnect.
         warmup = args.warmup if round_number == 1 else min(args.warmup, LATER_WARMUP)
         for scenario in scenarios:
-            part = measure(scenario, server, pair, args, duration=duration, warmup=warmup)
+            part = measure(scenario, server, pair, args, duration=duration, warmup=warmup, values=values)
             parts[scenario.name].append(part)
             print(progress(part, round_number, args.rounds), flush=True)
             if server.process.poll() is not None:

@@ -6,6 +6,9 @@ ratio means something on any laptop where an absolute req/s would not.
 
 Callables (`path`, `body`, `headers`) run in the load generator once per request, so a POST can carry a fresh
 Idempotency-Key or referenceId every time; keep them cheap, they share the client's CPU budget.
+
+A scenario may also need data that exists before it is measured (a charge to read): its `setup` runs once per run in
+`run.py`, through the API, after gunicorn is up, and returns named values that fill the `{placeholders}` of its path.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from server import ApiClient
 
 
 @dataclass(frozen=True)
@@ -25,8 +31,12 @@ class Scenario:
     body: Callable[[], Any] | None = None  # JSON-encoded; sent with Content-Type: application/json
     headers: Callable[[], dict[str, str]] | None = None
     expect: frozenset[int] = frozenset({200})  # any other status counts as an error
-    baseline: str | None = None  # the name of the scenario the target is a share of
-    target: float | None = None  # e.g. 0.60: at least 60% of the baseline's req/s
+    baseline: str | None = None  # the scenario its req/s is compared with (the ratio column)
+    target: float | None = None  # e.g. 0.60: at least 60% of the baseline's req/s (needs a baseline)
+    p99_ms_max: float | None = None  # e.g. 50: the p99 latency must stay under this many ms
+    # Run once per run, before any measuring: creates what the scenario reads through the API and returns the values
+    # of the `{name}` placeholders of a string `path` (formatted once, so the request stays static).
+    setup: Callable[[ApiClient], dict[str, str]] | None = None
 
     @property
     def is_static(self) -> bool:
@@ -43,10 +53,66 @@ def idempotency_headers() -> dict[str, str]:
     return {"Idempotency-Key": unique_id()}
 
 
+# --- Pay-in ----------------------------------------------------------------------------------------------------------
+# Valid bodies per payments/validation.py. The parts that never change are built once and shared by every request
+# (they are only JSON-encoded); the referenceId is fresh each time, as a merchant's order ids are.
+CUSTOMER = {"name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"}
+# A boleto needs the payer's phone and address.
+BOLETO_CUSTOMER = {**CUSTOMER, "phone": "11987654321",
+                   "address": {"street": "Av. Paulista", "number": "1000", "zipCode": "01310-100",
+                               "city": "São Paulo", "state": "SP"}}
+ITEMS = [{"title": "Caneca", "quantity": 2, "unitPrice": 2500}]
+TEST_CARD = {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMonth": "12",
+             "expirationYear": "2030", "cvv": "123"}  # a test card the simulator rail approves: the PAID path
+
+
+def payin_body(method: str) -> Callable[[], dict]:
+    """A body factory for POST /payin with `method`: 50.00 BRL, a digital product, a new referenceId each call."""
+    fixed: dict[str, Any] = {"paymentMethod": method, "amount": 5000, "payerIp": "203.0.113.9",
+                             "isPhysicalProduct": False, "items": ITEMS,
+                             "customer": BOLETO_CUSTOMER if method == "BOLETO" else CUSTOMER}
+    if method == "CREDIT_CARD":
+        fixed["card"] = TEST_CARD
+
+    def body() -> dict:
+        return {**fixed, "referenceId": f"bench-{unique_id()}"}
+
+    return body
+
+
+LIST_PAGE_ROWS = 25  # more than a page of 20, so the list scenario reads a full page that has more after it
+
+
+def charges_setup(api: ApiClient) -> dict[str, str]:
+    """PIX charges of the bench merchant, created through POST /payin before anything is measured: a full first
+    page for the list scenario whatever ran before it, and `payin_id` (the newest) for GET /payin/{id}."""
+    make = payin_body("PIX")
+    payin_id = ""
+    for _ in range(LIST_PAGE_ROWS):
+        payin_id = api.post_json("/payin", make(), expect=201)["id"]
+    return {"payin_id": payin_id}
+
+
 SCENARIOS: list[Scenario] = [
     # The yardstick: a bare Django JsonResponse, no auth, no database. Everything else is a share of it.
     Scenario(name="GET /ping", method="GET", path="/ping"),
     Scenario(name="GET /account", method="GET", path="/account", auth=True, baseline="GET /ping", target=0.60),
+    # Pay-in (issue 4): creation per method, and the reads, against GET /account (authentication and its one Redis
+    # round trip, no database): the ratio is what the pay-in machinery costs on top of an authenticated request.
+    Scenario(name="POST /payin PIX", method="POST", path="/payin", auth=True, body=payin_body("PIX"),
+             expect=frozenset({201}), baseline="GET /account", target=0.50, p99_ms_max=50),
+    # The same with an Idempotency-Key (a fresh one per request): the claim row and the stored response on top.
+    Scenario(name="POST /payin PIX idempotent", method="POST", path="/payin", auth=True, body=payin_body("PIX"),
+             headers=idempotency_headers, expect=frozenset({201}), baseline="GET /account"),
+    Scenario(name="POST /payin BOLETO", method="POST", path="/payin", auth=True, body=payin_body("BOLETO"),
+             expect=frozenset({201}), baseline="GET /account"),
+    # The simulator rail approves the test card in-process: PAID, a card token and a ledger movement per request.
+    Scenario(name="POST /payin CREDIT_CARD", method="POST", path="/payin", auth=True,
+             body=payin_body("CREDIT_CARD"), expect=frozenset({201}), baseline="GET /account"),
+    Scenario(name="GET /payin/{id}", method="GET", path="/payin/{payin_id}", auth=True, setup=charges_setup,
+             baseline="GET /account", target=0.80),
+    Scenario(name="GET /payin?limit=20", method="GET", path="/payin?limit=20", auth=True, setup=charges_setup,
+             baseline="GET /account"),
 ]
 
 
@@ -62,8 +128,12 @@ def check(scenarios: list[Scenario]) -> list[str]:
     for scenario in scenarios:
         if scenario.baseline is not None and scenario.baseline not in names:
             problems.append(f"{scenario.name!r}: unknown baseline {scenario.baseline!r}")
-        if (scenario.target is None) != (scenario.baseline is None):
-            problems.append(f"{scenario.name!r}: a target needs a baseline and a baseline a target")
+        if scenario.target is not None and scenario.baseline is None:
+            problems.append(f"{scenario.name!r}: a target needs a baseline")
+        if scenario.p99_ms_max is not None and scenario.p99_ms_max <= 0:
+            problems.append(f"{scenario.name!r}: p99_ms_max must be positive")
+        if scenario.setup is not None and not isinstance(scenario.path, str):
+            problems.append(f"{scenario.name!r}: a setup fills the placeholders of a string path")
         if scenario.method.upper() != scenario.method:
             problems.append(f"{scenario.name!r}: method must be upper case")
     return problems

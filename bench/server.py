@@ -6,6 +6,7 @@ Everything here is bounded: every subprocess call has a timeout, gunicorn is wai
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import http.client
 import json
@@ -55,15 +56,18 @@ class KeyPair:
     secret_key: str
 
 
-def service_env() -> dict[str, str]:
+def service_env(database: str | None = None, redis_dbs: tuple[int, int] = (3, 4)) -> dict[str, str]:
     """The environment of every manage.py and gunicorn process: production-like backends, quiet logs, and a rate
-    limit far above what the bench can send, so 429s never stand in for real work."""
+    limit far above what the bench can send, so 429s never stand in for real work. Another bench passes its own
+    database and Redis databases (cache, broker), so it never shares state with this one; without one, DATABASE
+    as it is when called (webhook_delivery.py sets it)."""
+    database = database or DATABASE
     env = dict(os.environ)
     env.update({
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DATABASE}",
-        "CACHE_URL": "redis://127.0.0.1:6379/3",
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/4",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
+        "CACHE_URL": f"redis://127.0.0.1:6379/{redis_dbs[0]}",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{redis_dbs[1]}",
         "DEBUG": "false",
         "LOG_LEVEL": "WARNING",  # request logs off: they would measure the log handler, not the API
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -78,14 +82,27 @@ def service_env() -> dict[str, str]:
 
 
 # --- Database and data -----------------------------------------------------------------------------------------------
-def recreate_database() -> None:
+def recreate_database(database: str | None = None) -> None:
+    database = database or DATABASE  # read when called, like service_env's
     try:
         with psycopg.connect(ADMIN_DSN, autocommit=True, connect_timeout=10) as conn:
             # FORCE ends sessions a crashed earlier run may have left behind.
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     except psycopg.Error as error:
-        raise HarnessError(f"cannot recreate database {DATABASE}: {error}") from error
+        raise HarnessError(f"cannot recreate database {database}: {error}") from error
+
+
+def analyze(database: str | None = None) -> None:
+    """ANALYZE every table, as autovacuum soon does on a live database. A database created a minute ago has no
+    statistics, and without them PostgreSQL may plan a page of 20 charges as a sort of every charge."""
+    database = database or DATABASE
+    try:
+        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True,
+                             connect_timeout=10) as conn:
+            conn.execute("ANALYZE")
+    except psycopg.Error as error:
+        raise HarnessError(f"cannot analyze database {database}: {error}") from error
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -201,6 +218,37 @@ class Gunicorn:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no gunicorn log)"
+
+
+class ApiClient:
+    """Plain requests to the running service with the bench merchant's key pair: for the setups that create data
+    before measuring (never for the measuring itself, which is load.py's)."""
+
+    def __init__(self, port: int, pair: KeyPair):
+        self.port = port
+        token = base64.b64encode(f"{pair.public_key}:{pair.secret_key}".encode()).decode()
+        self.headers = {"Authorization": f"Basic {token}", "Accept": "application/json",
+                        "Content-Type": "application/json"}
+
+    def request_json(self, method: str, path: str, body: object = None, *, expect: int = 200) -> dict:
+        conn = http.client.HTTPConnection(HOST, self.port, timeout=30)
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body), headers=self.headers)
+            response = conn.getresponse()
+            status, text = response.status, response.read().decode(errors="replace")
+        except OSError as error:
+            raise HarnessError(f"{method} {path}: {error}") from error
+        finally:
+            conn.close()
+        if status != expect:
+            raise HarnessError(f"{method} {path} answered {status}, not {expect}: {text[:1000]}")
+        return json.loads(text)
+
+    def post_json(self, path: str, body: object, *, expect: int = 201) -> dict:
+        return self.request_json("POST", path, body, expect=expect)
+
+    def get_json(self, path: str, *, expect: int = 200) -> dict:
+        return self.request_json("GET", path, expect=expect)
 
 
 def _stop_with_parent() -> None:

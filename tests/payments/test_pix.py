@@ -337,3 +337,23 @@ def test_parse_accepts_the_gui_in_upper_case():
 def test_parse_errors_are_value_errors():
     with pytest.raises(ValueError, match="CRC"):
         pix.parse(BCB_EXAMPLE[:-4] + "0000")
+
+
+def _crc16_bitwise(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE written out bit by bit, straight from its definition (poly 0x1021, init 0xFFFF)."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
+def test_crc16_matches_the_definition_on_many_inputs():
+    generator = random.Random(20261120)
+    samples = [b"", b"123456789"] + [bytes(generator.randrange(32, 127) for _ in range(generator.randrange(1, 300)))
+                                     for _ in range(500)]
+    for sample in samples:
+        assert pix.crc16(sample.decode()) == f"{_crc16_bitwise(sample):04X}"
+    assert pix.crc16("123456789") == "29B1"  # the catalogue's check value of CRC-16/CCITT-FALSE
