@@ -89,6 +89,7 @@ def run_setups(scenarios: list[Scenario], server: Gunicorn, pair: KeyPair) -> di
     Then ANALYZE, so that the planner knows the tables as it would on a live database (see server.analyze)."""
     values: dict[str, str] = {}
     api = ApiClient(server.port, pair)
+    api.env = server.env  # a setup that makes more merchants runs manage.py with the server's own settings
     for setup in dict.fromkeys(scenario.setup for scenario in scenarios if scenario.setup):
         made = setup(api)
         print(f"setup {setup.__name__}: {made}", flush=True)

@@ -93,6 +93,65 @@ def charges_setup(api: ApiClient) -> dict[str, str]:
     return {"payin_id": payin_id}
 
 
+PAYOUT_FUNDING = 9_000_000  # cents per merchant: 9 million payouts of 1 cent, far more than a run sends
+PAYOUT_MERCHANTS = 8
+
+
+def _fund(api: ApiClient) -> None:
+    """A paid PIX charge: its net is the available balance payouts spend."""
+    charge = api.post_json("/payin", {**payin_body("PIX")(), "amount": PAYOUT_FUNDING})
+    api.post_json(f"/sandbox/payin/{charge['id']}/simulate", {"action": "pay"}, expect=200)
+
+
+def payout_body() -> Callable[[], dict]:
+    def make() -> dict:
+        return {"amount": 1, "pixKeyType": "EVP", "pixKey": str(uuid.uuid4()), "referenceId": unique_id()}
+    return make
+
+
+def hot_merchant_setup(api: ApiClient) -> dict[str, str]:
+    """Fund the bench merchant: every payout of the run locks this one merchant's balance."""
+    _fund(api)
+    return {}
+
+
+def merchants_setup(api: ApiClient) -> dict[str, str]:
+    """More approved merchants, each with a test key pair and a funded balance, made with the operator commands under
+    the server's own settings (the key digests derive from its SECRET_KEY)."""
+    import json
+    import secrets
+
+    from server import ApiClient as Client
+    from server import KeyPair, manage
+
+    pairs = []
+    for number in range(PAYOUT_MERCHANTS):
+        email = f"bench-payouts-{number}@example.com"
+        manage(api.env, "createmerchant", "--email", email, f"--password={secrets.token_urlsafe(16)}", "--approve")
+        made = json.loads(manage(api.env, "createapikey", "--email", email, "--mode", "test").strip().splitlines()[-1])
+        pair = KeyPair(public_key=made["publicKey"], secret_key=made["secretKey"])
+        _fund(Client(api.port, pair))
+        pairs.append(f"{pair.public_key}:{pair.secret_key}")
+    return {"merchant_pairs": " ".join(pairs)}
+
+
+def many_merchants_headers() -> dict[str, str]:
+    """Each request as one of the setup's merchants, at random (read from the values load.py was given)."""
+    import base64
+    import json
+    import os
+    import random
+
+    global _PAIRS
+    if _PAIRS is None:
+        _PAIRS = json.loads(os.environ.get("BENCH_SETUP_VALUES") or "{}").get("merchant_pairs", "").split()
+    token = base64.b64encode(random.choice(_PAIRS).encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+_PAIRS: list[str] | None = None
+
+
 SCENARIOS: list[Scenario] = [
     # The yardstick: a bare Django JsonResponse, no auth, no database. Everything else is a share of it.
     Scenario(name="GET /ping", method="GET", path="/ping"),
@@ -112,6 +171,13 @@ SCENARIOS: list[Scenario] = [
     Scenario(name="GET /payin/{id}", method="GET", path="/payin/{payin_id}", auth=True, setup=charges_setup,
              baseline="GET /account", target=0.80),
     Scenario(name="GET /payin?limit=20", method="GET", path="/payin?limit=20", auth=True, setup=charges_setup,
+             baseline="GET /account"),
+    # Payouts (issue 5): every payout of one merchant locks that merchant's balance (the hot row), so they are
+    # serialized; spread over merchants they are not.
+    Scenario(name="POST /payout hot merchant", method="POST", path="/payout", auth=True, body=payout_body(),
+             setup=hot_merchant_setup, expect=frozenset({201}), baseline="GET /account", target=0.40),
+    Scenario(name="POST /payout 8 merchants", method="POST", path="/payout", body=payout_body(),
+             headers=many_merchants_headers, setup=merchants_setup, expect=frozenset({201}),
              baseline="GET /account"),
 ]
 

@@ -120,7 +120,7 @@ def manage(env: dict[str, str], *args: str) -> str:
 def prepare_data(env: dict[str, str]) -> KeyPair:
     """Schema, one approved merchant and its test key pair; the secret exists only in this process's memory."""
     manage(env, "migrate", "--noinput", "-v", "0")
-    manage(env, "createmerchant", "--email", MERCHANT_EMAIL, "--password", secrets.token_urlsafe(16),
+    manage(env, "createmerchant", "--email", MERCHANT_EMAIL, f"--password={secrets.token_urlsafe(16)}",
            "--name", "Bench", "--approve")
     output = manage(env, "createapikey", "--email", MERCHANT_EMAIL, "--mode", "test", "--label", "bench")
     try:
