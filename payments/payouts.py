@@ -174,19 +174,26 @@ def payout_start(*, payout_id) -> Payout | None:
         return _transition(payout, to=PayoutStatus.PROCESSING)
 
 
+def _complete(payout: Payout) -> Payout:
+    now = timezone.now()
+    payout = _transition(payout, to=PayoutStatus.COMPLETED, now=now, completed_at=now)
+    ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
+                reference_id=payout.reference_id, description="Payout completed",
+                legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),
+                      Leg(AccountKind.RAIL_OUT, payout.amount, LineType.PAYOUT),
+                      Leg(AccountKind.FEE_REVENUE, payout.fee, LineType.PAYOUT_FEE)])
+    return payout
+
+
 def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:
     """Record the rail's answer about a payout; a repeated or stale answer is a no-op (None)."""
     with transaction.atomic():
         payout = _locked(payout_id)
+        if answer.status == "RETURNED" and payout.status == PayoutStatus.PROCESSING:
+            # Sent, credited and sent back before we recorded the send (a worker died): it completed, then returned.
+            payout = _complete(payout)
         if answer.status == "SUCCEEDED" and payout.status == PayoutStatus.PROCESSING:
-            now = timezone.now()
-            payout = _transition(payout, to=PayoutStatus.COMPLETED, now=now, completed_at=now)
-            ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout",
-                        object_id=str(payout.id), reference_id=payout.reference_id, description="Payout completed",
-                        legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),
-                              Leg(AccountKind.RAIL_OUT, payout.amount, LineType.PAYOUT),
-                              Leg(AccountKind.FEE_REVENUE, payout.fee, LineType.PAYOUT_FEE)])
-            return payout
+            return _complete(payout)
         if answer.status == "FAILED" and payout.status in TRANSITIONS[PayoutStatus.FAILED]:
             code = answer.failure_code if answer.failure_code in FAILURE_MESSAGES else "rail_error"
             payout = _transition(payout, to=PayoutStatus.FAILED, failure_code=code,

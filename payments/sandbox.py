@@ -33,6 +33,6 @@ def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
                     PayinStatus.CHARGEBACK]:
                 raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be charged back")
             body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,
-                                                 amount=payin.amount - payin.refunded_amount)
+                                                 amount=payin.amount)
         notification_receive(rail_name="simulator", body=body)
     return payin_get(merchant=merchant, livemode=False, payin_id=payin.pk)

@@ -303,14 +303,16 @@ def payin_expire(*, payin_id, merchant: Merchant | None = None, livemode: bool |
 
 
 def payin_chargeback(*, payin_id, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
-    """The payer's bank took the money back (card chargeback, Pix MED return): what the merchant still holds of the
-    charge leaves its available balance, which may go negative. Fees are not returned."""
+    """The payer's bank took the money back (card chargeback, Pix MED return): the whole amount leaves the available
+    balance, which may go negative. Fees are not returned."""
     with transaction.atomic():
         payin = locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.BOLETO:
             raise InvalidState("Boleto payments cannot be charged back")
         payin = _transition(payin, to=PayinStatus.CHARGEBACK)
-        amount = payin.amount - payin.refunded_amount
+        # The whole amount (SPEC §3.3). A refund still pending holds its own money in flight: if it fails, that
+        # money returns to the balance; if it succeeds, the payer got both, as in the real world.
+        amount = payin.amount
         ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
                     reference_id=payin.reference_id, description="Chargeback", legs=[
                         Leg(AccountKind.AVAILABLE, -amount, LineType.CHARGEBACK),

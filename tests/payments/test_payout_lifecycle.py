@@ -730,3 +730,21 @@ def test_a_refused_payout_has_no_event_and_no_delivery(api):
 
     assert response.status_code == 400
     assert footprint() == {"payouts": 0, "movements": 0, "entries": 0, "events": 0, "deliveries": 0, "rail": 0}
+
+
+def test_a_payout_the_rail_already_returned_completes_then_returns(api, merchant, queued):
+    """The worker died after the send; by the time reconciliation asks, the receiving bank has sent the money back.
+    The payout must not stay PROCESSING with its money frozen in flight: it completed, then it returned."""
+    fund(merchant, 5000)
+    created = create(api, amount=3000)
+    payout_start(payout_id=created["id"])  # the worker moved it to PROCESSING …
+    rails.by_name("simulator").simulate_payout(key=created["id"], livemode=False, amount=3000,
+                                               end_to_end_id=created["externalId"], action="return")  # … and died
+
+    assert payouts_reconcile(older_than=ZERO) == 1
+
+    assert get(api, created["id"])["status"] == "RETURNED"
+    assert_lifecycle(api, created["id"], [("payout.created", None), ("payout.processing", "PENDING"),
+                                          ("payout.completed", "PROCESSING"), ("payout.returned", "COMPLETED")])
+    balances = ledger_balances(merchant)
+    assert (balances["available"], balances["payouts_in_flight"], balances["rail_out"]) == (5000, 0, 0)

@@ -386,3 +386,21 @@ def test_a_pix_refund_is_committed_and_answered_when_the_broker_is_down(api, mon
     assert response.status_code == 201
     assert response.json()["status"] == "PENDING"
     assert Refund.objects.get().status == "PENDING"
+
+
+@pytest.mark.parametrize("refund_amount", [10000, 4000])
+def test_a_chargeback_while_a_pix_refund_is_pending_takes_the_whole_amount(api, refund_amount):
+    """SPEC §3.3: a chargeback debits the whole amount. A pending refund holds its own money in flight; when it then
+    fails, that money comes back to the balance, and the merchant is left with exactly net - amount."""
+    paid_pix(api, 20000, referenceId="funding")  # net 19802
+    charge = paid_pix(api, 10000)  # net 9901
+    pending = refund(api, charge["id"], {"amount": refund_amount}).json()
+    assert pending["status"] == "PENDING"
+
+    response = api.post(f"/sandbox/payin/{charge['id']}/simulate", {"action": "chargeback"}, format="json")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "CHARGEBACK"
+    assert balance(api)["available"] == 19802 + 9901 - refund_amount - 10000
+    services.refund_resolve(refund_id=pending["id"], status="FAILED", failure_code="rail_error")
+    assert balance(api)["available"] == 19802 + 9901 - 10000
