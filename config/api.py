@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ValidationFailed, validation_error
+from config.errors import NotFound, ValidationFailed, validation_error
 
 
 # --- Strict input ----------------------------------------------------------------------------------------------------
@@ -148,6 +149,14 @@ def reject_unknown_params(params: Iterable[str], allowed: set[str]) -> None:
             {"param": name, "code": "unknown_field", "message": f"Unknown query parameter '{name}'."}
             for name in unknown
         ])
+
+
+def path_uuid(value: str, what: str) -> uuid.UUID:
+    """An object id from the URL path; anything that is not a UUID names no object: 404, like an unknown one."""
+    try:
+        return uuid.UUID(value)
+    except ValueError as exc:
+        raise NotFound(f"No such {what}") from exc
 
 
 def timestamp(value: datetime | None) -> str | None:

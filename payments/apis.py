@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -10,8 +9,16 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ApiView, StrictCharField, StrictIntegerField, StrictSerializer, paginate, reject_unknown_params
-from config.errors import DomainError, NotFound, validation_error
+from config.api import (
+    ApiView,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+    paginate,
+    path_uuid,
+    reject_unknown_params,
+)
+from config.errors import DomainError, validation_error
 from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
 from payments import payouts, sandbox, schema, selectors, services
 from payments.ledger import balance_get
@@ -31,13 +38,6 @@ class TestModeOnly(DomainError):
     type = "permission_error"
     code = "test_mode_only"
     message = "Sandbox controls work with test keys only"
-
-
-def _uuid(value: str, what: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(value)
-    except ValueError as exc:
-        raise NotFound(f"No such {what}") from exc
 
 
 def _datetime_param(params, name: str, problems: list) -> datetime | None:
@@ -123,7 +123,7 @@ class PayinDetailApi(ApiView):
     def get(self, request: Request, payin_id: str) -> Response:
         reject_unknown_params(request.query_params, allowed=set())
         payin = selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                    payin_id=_uuid(payin_id, "charge"))
+                                    payin_id=path_uuid(payin_id, "charge"))
         return Response(payin_serialize(payin))
 
 
@@ -133,7 +133,7 @@ class PayinCancelApi(ApiView):
     def post(self, request: Request, payin_id: str) -> Response:
         EmptyRequest.validated(request.data)
         payin = services.payin_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                      payin_id=_uuid(payin_id, "charge"))
+                                      payin_id=path_uuid(payin_id, "charge"))
         return Response(payin_serialize(payin))
 
 
@@ -146,7 +146,7 @@ class PayinRefundsApi(ApiView):
     @extend_schema(operation_id="refund_create", summary="Refund part or the rest of a PIX or card charge",
                    request=RefundRequest, responses={201: schema.Refund, **RAIL_ERRORS})
     def post(self, request: Request, payin_id: str) -> Response:
-        payin_id = _uuid(payin_id, "charge")
+        payin_id = path_uuid(payin_id, "charge")
         data = self.RefundRequest.validated(request.data)
         refund = services.refund_create(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                         payin_id=payin_id, amount=data.get("amount"), reason=data.get("reason", ""))
@@ -156,8 +156,9 @@ class PayinRefundsApi(ApiView):
                    responses=schema.RefundList)
     def get(self, request: Request, payin_id: str) -> Response:
         reject_unknown_params(request.query_params, allowed=set())
-        refunds = selectors.refund_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                        payin_id=_uuid(payin_id, "charge"))
+        payin = selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                    payin_id=path_uuid(payin_id, "charge"))
+        refunds = selectors.refund_list(payin=payin)
         return Response({"data": [refund_serialize(refund) for refund in refunds]})
 
 
@@ -175,7 +176,7 @@ class SandboxPayinSimulateApi(ApiView):
     def post(self, request: Request, payin_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()
-        payin_id = _uuid(payin_id, "charge")
+        payin_id = path_uuid(payin_id, "charge")
         data = self.SimulateRequest.validated(request.data)
         payin = sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"])
         return Response(payin_serialize(payin))
@@ -251,7 +252,7 @@ class PayoutDetailApi(ApiView):
     def get(self, request: Request, payout_id: str) -> Response:
         reject_unknown_params(request.query_params, allowed=set())
         payout = selectors.payout_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                      payout_id=_uuid(payout_id, "payout"))
+                                      payout_id=path_uuid(payout_id, "payout"))
         return Response(payout_serialize(payout))
 
 
@@ -261,7 +262,7 @@ class PayoutCancelApi(ApiView):
     def post(self, request: Request, payout_id: str) -> Response:
         EmptyRequest.validated(request.data)
         payout = payouts.payout_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                       payout_id=_uuid(payout_id, "payout"))
+                                       payout_id=path_uuid(payout_id, "payout"))
         return Response(payout_serialize(payout))
 
 
@@ -279,7 +280,7 @@ class SandboxPayoutSimulateApi(ApiView):
     def post(self, request: Request, payout_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()
-        payout_id = _uuid(payout_id, "payout")
+        payout_id = path_uuid(payout_id, "payout")
         data = self.PayoutSimulateRequest.validated(request.data)
         payout = payouts.payout_simulate(merchant=request.auth.merchant, payout_id=payout_id, action=data["action"])
         return Response(payout_serialize(payout))

@@ -30,7 +30,7 @@ from payments.ledger import Leg
 from payments.models import AccountKind, LineType, Payout, PayoutStatus
 from payments.rails.base import OperationStatus, RailError
 from payments.serializers import payout_serialize
-from payments.services import InsufficientBalance, sao_paulo_today
+from payments.services import InsufficientBalance, row_locked, sao_paulo_today
 from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -126,13 +126,7 @@ def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
 
 # --- Transitions -----------------------------------------------------------------------------------------------------
 def _locked(payout_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payout:
-    queryset = Payout.objects.select_for_update(of=("self",)).select_related("merchant")
-    if merchant is not None:
-        queryset = queryset.filter(merchant=merchant, livemode=livemode)
-    payout = queryset.filter(pk=payout_id).first()
-    if payout is None:
-        raise NotFound("No such payout")
-    return payout
+    return row_locked(Payout, payout_id, merchant=merchant, livemode=livemode, missing="No such payout")
 
 
 def _transition(payout: Payout, *, to: str, now=None, **changes) -> Payout:

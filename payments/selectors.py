@@ -90,8 +90,8 @@ def _filtered(queryset: QuerySet, **filters) -> QuerySet:
     return queryset.filter(**{name: value for name, value in filters.items() if value is not None})
 
 
-def refund_list(*, merchant: Merchant, livemode: bool, payin_id) -> list[Refund]:
-    payin = payin_get(merchant=merchant, livemode=livemode, payin_id=payin_id)
+def refund_list(*, payin: Payin) -> list[Refund]:
+    """A charge's refunds, oldest first (the charge comes from `payin_get`, so it is the caller's own)."""
     return list(Refund.objects.filter(payin=payin).order_by("created_at", "id"))
 
 

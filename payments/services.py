@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Sum
+from django.db.models import F, Model, Sum
 from django.utils import timezone
 
 from accounts.models import Merchant
@@ -213,13 +213,20 @@ def _card_result_apply(payin: Payin, *, status: str, failure_code: str, authoriz
 # --- Transitions -----------------------------------------------------------------------------------------------------
 def locked(payin_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
     """The charge, locked for this transaction; another merchant's or mode's charge does not exist."""
-    queryset = Payin.objects.select_for_update(of=("self",)).select_related("merchant")
+    return row_locked(Payin, payin_id, merchant=merchant, livemode=livemode, missing="No such charge")
+
+
+def row_locked(model: type[Model], pk, *, merchant: Merchant | None, livemode: bool | None, missing: str):
+    """A charge or payout row, locked for this transaction (scoped to the merchant and mode when given, else 404).
+    Only the row itself: `of=("self",)` keeps the joined merchant row unlocked, which inserts referencing the
+    merchant (FOR KEY SHARE) would otherwise wait on, in a cycle with the ledger locks."""
+    queryset = model.objects.select_for_update(of=("self",)).select_related("merchant")
     if merchant is not None:
         queryset = queryset.filter(merchant=merchant, livemode=livemode)
-    payin = queryset.filter(pk=payin_id).first()
-    if payin is None:
-        raise NotFound("No such charge")
-    return payin
+    row = queryset.filter(pk=pk).first()
+    if row is None:
+        raise NotFound(missing)
+    return row
 
 
 def _transition(payin: Payin, *, to: str, previous_status: str | None = "", now: datetime | None = None,

@@ -288,7 +288,7 @@ def charge_list(request: HttpRequest) -> HttpResponse:
 
 def _charge_page(request: HttpRequest, payin: Payin, *, refund_form: RefundForm | None = None,
                  status: int = 200) -> HttpResponse:
-    refunds = selectors.refund_list(merchant=request.merchant, livemode=request.livemode, payin_id=payin.pk)
+    refunds = selectors.refund_list(payin=payin)
     left = payin.amount - payin.refunded_amount
     method, state = payin.payment_method, payin.status
     can_refund = (method != PaymentMethod.BOLETO and left > 0

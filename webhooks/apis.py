@@ -7,8 +7,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ApiView, paginate, reject_unknown_params
-from config.errors import NotFound, ValidationFailed
+from config.api import ApiView, paginate, path_uuid, reject_unknown_params
+from config.errors import ValidationFailed
 from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
 from webhooks.models import EventType
 from webhooks.selectors import event_get, event_list
@@ -64,9 +64,6 @@ class EventListApi(ApiView):
 class EventDetailApi(ApiView):
     @extend_schema(operation_id="events_retrieve", summary="One event", responses=EventSerializer)
     def get(self, request: Request, event_id: str) -> Response:
-        try:
-            uuid.UUID(event_id)
-        except ValueError as exc:
-            raise NotFound("No such event") from exc
-        event = event_get(merchant=request.auth.merchant, livemode=request.auth.livemode, event_id=event_id)
+        event = event_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                          event_id=path_uuid(event_id, "event"))
         return Response(event.payload)

@@ -7,7 +7,7 @@ from config.errors import NotFound, ValidationFailed
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint
 
 
-def event_get(*, merchant: Merchant, livemode: bool, event_id: str) -> Event:
+def event_get(*, merchant: Merchant, livemode: bool, event_id) -> Event:
     event = Event.objects.filter(merchant=merchant, livemode=livemode, pk=event_id).first()
     if event is None:
         raise NotFound("No such event")
