@@ -37,6 +37,7 @@ from server import (
     kill_group,
     prepare_data,
     recreate_database,
+    reset_redis,
     service_env,
 )
 
@@ -156,6 +157,7 @@ def run(args: argparse.Namespace, scenarios: list[Scenario], config: ServerConfi
     env = service_env()
     print(f"setting up: database {DATABASE}, migrate, merchant and test key", flush=True)
     recreate_database()
+    reset_redis()
     pair = prepare_data(env)
     RESULTS.mkdir(parents=True, exist_ok=True)
     server = Gunicorn(config, env, RESULTS / "gunicorn.log")

@@ -93,6 +93,19 @@ def recreate_database(database: str | None = None) -> None:
         raise HarnessError(f"cannot recreate database {database}: {error}") from error
 
 
+def reset_redis(redis_dbs: tuple[int, int] = (3, 4)) -> None:
+    """Empty the run's Redis databases: a key an earlier run left there (an IP blocked after the failed
+    authentications of a run whose database was dropped under it, a rate counter, queued messages) must not turn
+    this run's requests into 429s."""
+    import redis
+
+    try:
+        for db in redis_dbs:
+            redis.Redis(host="127.0.0.1", port=6379, db=db, socket_timeout=5).flushdb()
+    except redis.RedisError as error:
+        raise HarnessError(f"cannot empty Redis databases {redis_dbs}: {error}") from error
+
+
 def analyze(database: str | None = None) -> None:
     """ANALYZE every table, as autovacuum soon does on a live database. A database created a minute ago has no
     statistics, and without them PostgreSQL may plan a page of 20 charges as a sort of every charge."""

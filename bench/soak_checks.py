@@ -173,7 +173,8 @@ def deliveries_check(out: Outcome, arrivals: dict) -> None:
               f"{arrivals['unsigned']}")
     answered_ok = sum(n for per_path in arrivals["ok"].values() for n in per_path.values())
     distinct = sum(len(per_path) for per_path in arrivals["ok"].values())
-    out.figures["receiver"] = {"requests": arrivals["requests"], "answered 500 (on purpose)": arrivals["answered500"],
+    out.figures["receiver"] = {"requests": arrivals["requests"], "cut off by a killed worker": arrivals["truncated"],
+                               "answered 500 (on purpose)": arrivals["answered500"],
                                "deliveries received": distinct, "duplicates (2xx twice or more)":
                                    answered_ok - distinct,
                                "distinct webhook-ids": len(received)}

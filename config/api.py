@@ -181,6 +181,15 @@ class ApiView(APIView):
 
             cls.post = idempotent(cls.__dict__["post"])
 
+    def freshness_key(self, **kwargs: Any) -> str | None:
+        """The `config.readcache` token key of the object this request reads, fetched by the authentication's round
+        trip: a view that serves cached bodies names it."""
+        return None
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        request.freshness_key = self.freshness_key(**kwargs) if request.method == "GET" else None
+        super().initial(request, *args, **kwargs)
+
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[JSONRenderer, str]:
         # The API speaks JSON whatever the Accept header says: no negotiation to run on every request.
         return JSONRenderer(), JSONRenderer.media_type

@@ -111,7 +111,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         if PUBLIC_KEY_PATTERN.fullmatch(public_key) is None:
             logger.info("api.authentication_failed", extra={"public_key": "(not a public key)"})
             self._fail_before_lookup(ip, InvalidApiKey())
-        gate = ratelimit.gate(ip=ip, public_key=public_key)
+        gate = ratelimit.gate(ip=ip, public_key=public_key, freshness_key=getattr(request, "freshness_key", None))
+        request.freshness = gate.freshness
         if gate.blocked:
             ratelimit.rate_count_release(gate)
             self._refuse_blocked(True)

@@ -1,9 +1,10 @@
 """What the shared cache knows about a request, in one round trip: is the caller's IP blocked, how many requests its
-key pair made this second, and the version token of the key pair (see `authcache`).
+key pair made this second, the version token of the key pair (see `authcache`) and, for a read the API caches, the
+freshness token of the object it reads (see `config.readcache`).
 
-On Redis the four commands (GET, SET NX, INCR, GET) go out as one pipelined packet on a client built once per
-process: atomic counters across every web process, at the cost of a single round trip. On the local-memory cache of
-the laptop default, Django's cache calls serve the same purpose within the one process that runs there.
+On Redis the four or five commands (GET, SET NX, INCR, GET, GET) go out as one pipelined packet on a client built
+once per process: atomic counters across every web process, at the cost of a single round trip. On the local-memory
+cache of the laptop default, Django's cache calls serve the same purpose within the one process that runs there.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Gate:
     count: int
     version: str | None
     rate_key: str
+    freshness: str | None = None  # the token of the object named by gate(freshness_key=...)
 
 
 class CountersUnavailable(ServiceUnavailable):
@@ -131,13 +133,20 @@ def _gate_packet(block_key: bytes, rate_key: bytes, version_key_: bytes) -> byte
         len(version_key_), version_key_)
 
 
-def gate(*, ip: str, public_key: str) -> Gate:
+def gate(*, ip: str, public_key: str, freshness_key: str | None = None) -> Gate:
     rate_key = f"rl:key:{public_key}:{int(time.time())}"
     try:
         if redis_client() is not None:
             packet = _gate_packet(_block_key(ip).encode(), rate_key.encode(), version_key(public_key).encode())
-            blocked, _, count, version = _send(packet, 4)
-            return Gate(blocked=blocked is not None, count=int(count), version=_text(version), rate_key=rate_key)
+            if freshness_key is None:
+                blocked, _, count, version = _send(packet, 4)
+                freshness = None
+            else:
+                key = freshness_key.encode()
+                blocked, _, count, version, freshness = _send(packet + b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (
+                    len(key), key), 5)
+            return Gate(blocked=blocked is not None, count=int(count), version=_text(version), rate_key=rate_key,
+                        freshness=_text(freshness))
         cache.add(rate_key, 0, timeout=RATE_WINDOW + 1)
         try:
             count = cache.incr(rate_key)
@@ -145,7 +154,8 @@ def gate(*, ip: str, public_key: str) -> Gate:
             cache.set(rate_key, 1, timeout=RATE_WINDOW + 1)
             count = 1
         return Gate(blocked=cache.get(_block_key(ip)) is not None, count=count,
-                    version=cache.get(version_key(public_key)), rate_key=rate_key)
+                    version=cache.get(version_key(public_key)), rate_key=rate_key,
+                    freshness=cache.get(freshness_key) if freshness_key is not None else None)
     except RedisError as error:
         raise CountersUnavailable() from error
 
@@ -212,14 +222,29 @@ def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
         raise CountersUnavailable() from error
 
 
+def set_if_absent(key: str, value: str, *, seconds: int) -> bool:
+    """Set a key that expires, unless it is set: True for the one caller that set it."""
+    if redis_client() is not None:
+        return _pipeline([("SET", key, value, "EX", seconds, "NX")])[0] is not None
+    return cache.add(key, value, timeout=seconds)
+
+
+def keys_delete(keys: list[str]) -> None:
+    if redis_client() is not None:
+        _pipeline([("DEL", *keys)])
+    else:
+        cache.delete_many(keys)
+
+
+def token_ensure(key: str) -> None:
+    """Give a key pair's version or an object's freshness a random token if it has none (another process may set one
+    first: either will do)."""
+    set_if_absent(key, os.urandom(16).hex(), seconds=VERSION_TOKEN_TTL)
+
+
 def version_ensure(public_key: str) -> None:
-    """Give a key pair a version token if it has none (another process may set one first: either will do)."""
-    token = os.urandom(16).hex()
     try:
-        if redis_client() is not None:
-            _pipeline([("SET", version_key(public_key), token, "EX", VERSION_TOKEN_TTL, "NX")])
-        else:
-            cache.add(version_key(public_key), token, timeout=VERSION_TOKEN_TTL)
+        token_ensure(version_key(public_key))
     except RedisError as error:
         raise CountersUnavailable() from error
 

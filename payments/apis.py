@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -9,6 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config import readcache
 from config.api import (
     ApiView,
     StrictCharField,
@@ -119,12 +121,19 @@ class PayinsApi(ApiView):
 
 
 class PayinDetailApi(ApiView):
+    def freshness_key(self, payin_id: str) -> str | None:
+        try:
+            return readcache.key("payin", uuid.UUID(payin_id))
+        except ValueError:
+            return None
+
     @extend_schema(operation_id="payin_retrieve", summary="One charge", responses=schema.Payin)
     def get(self, request: Request, payin_id: str) -> Response:
         reject_unknown_params(request.query_params, allowed=set())
-        payin = selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                    payin_id=path_uuid(payin_id, "charge"))
-        return Response(payin_serialize(payin))
+        body = selectors.payin_body_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                        payin_id=path_uuid(payin_id, "charge"),
+                                        freshness=getattr(request, "freshness", None))
+        return Response(body)
 
 
 class PayinCancelApi(ApiView):

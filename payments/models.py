@@ -353,3 +353,21 @@ class Payout(models.Model):
 
     def __str__(self) -> str:
         return f"payout {self.amount} {self.status}"
+
+
+class PayoutDailyTotal(models.Model):
+    """What a merchant's payouts of one Sao Paulo day add up to, FAILED and CANCELED ones left out: the daily limit
+    is checked against this one row, under the ledger lock, however many payouts the day already has."""
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="+")
+    livemode = models.BooleanField()
+    day = models.DateField()
+    amount = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["merchant", "livemode", "day"], name="payout_daily_total_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.merchant_id} {'live' if self.livemode else 'test'} {self.day}: {self.amount}"

@@ -19,19 +19,20 @@ import string
 from datetime import UTC, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Sum
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
+from config import inserts
 from config.errors import DomainError, InvalidState, NotFound, PayoutLimitExceeded
+from integrations import ratelimit
 from payments import fees, ledger, rails
 from payments.ledger import Leg
-from payments.models import AccountKind, LineType, Payout, PayoutStatus
+from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
 from payments.rails.base import OperationStatus, RailError
 from payments.serializers import payout_serialize
 from payments.services import InsufficientBalance, row_locked, sao_paulo_today
-from webhooks.services import event_record
+from webhooks.services import deliveries_enqueue_on_commit, event_build, event_record
 
 logger = logging.getLogger(__name__)
 
@@ -72,51 +73,103 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
     amount = data["amount"]
     fee = fees.payout_fee(merchant=merchant, amount=amount)
     today = sao_paulo_today()
-    with transaction.atomic():
-        accounts = ledger.lock(merchant=merchant, livemode=livemode)
+    now = timezone.now()
+    payout = Payout(
+        merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
+        pix_key_normalized=data["pix_key"], pix_key_type=data["pix_key_type"],
+        reference_id=data["reference_id"], external_id=end_to_end_id(now),
+        beneficiary_name=data["beneficiary_name"], beneficiary_document=data["beneficiary_document"],
+        description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
+        local_date=today, created_at=now, updated_at=now)
+    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created",
+                                    obj=payout_serialize(payout), previous_status=None,
+                                    webhook_url=payout.webhook_url or None)
+    daily_max = settings.PAYOUT_DAILY_MAX if merchant.payout_daily_max is None else merchant.payout_daily_max
+    try:
+        with transaction.atomic():
+            # The payout and its event first, before any lock: a referenceId already taken fails here (the unique
+            # constraint), and the ledger lock is held only for the decision and the movement.
+            inserts.insert(payout, event, *deliveries)
+            accounts = ledger.lock(merchant=merchant, livemode=livemode)
+            used = _daily_total_add(payout, amount)
+            if used > daily_max:
+                raise PayoutLimitExceeded(
+                    f"The day's payouts would reach {used} cents; the daily limit is {daily_max}", param="amount")
+            if accounts[AccountKind.AVAILABLE].balance < amount + fee:
+                raise InsufficientBalance()
+            ledger.post(merchant=merchant, livemode=livemode, object_type="payout", object_id=str(payout.id),
+                        reference_id=payout.reference_id, description=f"Pix payout to {payout.pix_key_type} key",
+                        accounts=accounts, legs=[
+                            Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
+                            Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
+                            Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
+                        ])
+            deliveries_enqueue_on_commit(deliveries)
+            transaction.on_commit(_dispatch_soon)
+    except IntegrityError:
         existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
                     .values_list("pk", flat=True).first())
-        if existing is not None:
-            raise DuplicateReferenceId(param="referenceId", details=[{
-                "param": "referenceId", "code": "duplicate_reference_id",
-                "message": "A payout with this referenceId already exists.", "existingId": str(existing)}])
-        daily_max = settings.PAYOUT_DAILY_MAX if merchant.payout_daily_max is None else merchant.payout_daily_max
-        used = (Payout.objects.filter(merchant=merchant, livemode=livemode, local_date=today)
-                .exclude(status__in=[PayoutStatus.FAILED, PayoutStatus.CANCELED])
-                .aggregate(total=Sum("amount"))["total"] or 0)
-        if used + amount > daily_max:
-            raise PayoutLimitExceeded(
-                f"The day's payouts would reach {used + amount} cents; the daily limit is {daily_max}",
-                param="amount")
-        if accounts[AccountKind.AVAILABLE].balance < amount + fee:
-            raise InsufficientBalance()
-        now = timezone.now()
-        payout = Payout.objects.create(
-            merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
-            pix_key_normalized=data["pix_key"], pix_key_type=data["pix_key_type"],
-            reference_id=data["reference_id"], external_id=end_to_end_id(now),
-            beneficiary_name=data["beneficiary_name"], beneficiary_document=data["beneficiary_document"],
-            description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
-            local_date=today, created_at=now, updated_at=now)
-        ledger.post(merchant=merchant, livemode=livemode, object_type="payout", object_id=str(payout.id),
-                    reference_id=payout.reference_id, description=f"Pix payout to {payout.pix_key_type} key",
-                    accounts=accounts, legs=[
-                        Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
-                        Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
-                        Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
-                    ])
-        _event(payout, "payout.created", previous_status=None)
-        transaction.on_commit(lambda: _enqueue(payout.pk))
+        if existing is None:
+            raise
+        raise DuplicateReferenceId(param="referenceId", details=[{
+            "param": "referenceId", "code": "duplicate_reference_id",
+            "message": "A payout with this referenceId already exists.", "existingId": str(existing)}]) from None
     return payout
 
 
-def _enqueue(payout_id) -> None:
-    from payments.tasks import payout_process
+def _daily_total_add(payout: Payout, amount: int) -> int:
+    """Add `amount` (negative: take it off) to the day's total of the payout's merchant and mode, and return the new
+    total. Called under the ledger lock, which orders every change of it."""
+    table = connection.ops.quote_name(PayoutDailyTotal._meta.db_table)
+    with connection.cursor() as cursor:
+        # The table name from the model, placeholders for every value.
+        cursor.execute(
+            f"INSERT INTO {table} (merchant_id, livemode, day, amount) VALUES (%s, %s, %s, %s) "  # noqa: S608
+            f"ON CONFLICT (merchant_id, livemode, day) DO UPDATE SET amount = {table}.amount + excluded.amount "
+            "RETURNING amount",
+            [Merchant._meta.pk.get_db_prep_value(payout.merchant_id, connection), payout.livemode,
+             connection.ops.adapt_datefield_value(payout.local_date), amount])
+        return cursor.fetchone()[0]
+
+
+# One dispatch message per burst of payouts, not one Celery message per payout (publishing one cost a fifth of a
+# payout's CPU in the web process): see _dispatch_soon.
+DISPATCH_FLAG = "payouts:dispatch"
+DISPATCH_FLAG_SECONDS = 60
+DISPATCH_BATCH = 1000
+
+
+def _dispatch_soon() -> None:
+    """After a payout commits: make sure a worker will list the PENDING payouts soon. The payout that finds the flag
+    unset sets it and sends one `payouts_dispatch` message; the payouts after it, until the worker clears the flag,
+    find it set and send nothing. The worker clears the flag *before* it lists, so a payout committed before the
+    clear is in its list, and one committed after it sets the flag again. If the message is lost, the payouts wait
+    for the flag to expire (a minute) or for the reconciliation job, which starts PENDING payouts older than 15 s."""
+    from payments.tasks import payouts_dispatch
 
     try:
+        if ratelimit.set_if_absent(DISPATCH_FLAG, "1", seconds=DISPATCH_FLAG_SECONDS):
+            try:
+                payouts_dispatch.delay()
+            except Exception:
+                ratelimit.keys_delete([DISPATCH_FLAG])  # the next payout tries again
+                raise
+    except Exception:  # the broker or Redis is down: the reconciliation job picks up PENDING payouts
+        logger.warning("payments.payout_dispatch_failed")
+
+
+def payouts_dispatch() -> int:
+    """The worker's side: a `payout_process` task for each PENDING payout, oldest first. One whose task is already
+    queued may get a second one (at most the payouts the worker's threads hold meanwhile); the second finds it no
+    longer PENDING and does nothing."""
+    from payments.tasks import payout_process
+
+    ratelimit.keys_delete([DISPATCH_FLAG])
+    ids = list(Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
+               .values_list("pk", flat=True)[:DISPATCH_BATCH])
+    for payout_id in ids:
         payout_process.delay(payout_id=str(payout_id))
-    except Exception:  # the broker is down: the reconciliation job picks up PENDING payouts
-        logger.warning("payments.payout_enqueue_failed", extra={"payout_id": str(payout_id)})
+    return len(ids)
 
 
 def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
@@ -144,11 +197,14 @@ def _transition(payout: Payout, *, to: str, now=None, **changes) -> Payout:
 
 
 def _money_back(payout: Payout, amount: int, description: str) -> None:
+    """A payout that will never leave (canceled, failed): amount + fee back to `available`, and its amount off the
+    day's total."""
     ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
                 reference_id=payout.reference_id, description=description, legs=[
                     Leg(AccountKind.PAYOUTS_IN_FLIGHT, -amount, LineType.PAYOUT_REVERSAL),
                     Leg(AccountKind.AVAILABLE, amount, LineType.PAYOUT_REVERSAL),
                 ])
+    _daily_total_add(payout, -payout.amount)
 
 
 def payout_cancel(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:

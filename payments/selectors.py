@@ -7,12 +7,13 @@ import uuid
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Model, QuerySet, Sum
 
 from accounts.models import KycSubmission, Merchant
+from config import readcache
 from config.errors import NotFound
 from payments import ledger
-from payments.models import AccountKind, LedgerEntry, Payin, Payout, Refund
+from payments.models import AccountKind, LedgerEntry, Payin, Payout, PayoutStatus, Refund
 
 
 def merchant_display_name(merchant: Merchant) -> str:
@@ -38,6 +39,19 @@ def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
     if payin is None:
         raise NotFound("No such charge")
     return payin
+
+
+def payin_body_get(*, merchant: Merchant, livemode: bool, payin_id: uuid.UUID, freshness: str | None) -> dict:
+    """A charge's API body: from this process's read cache while its freshness token (read by the request's
+    authentication, before this) is the one it was stored under, else from the database (see config.readcache)."""
+    from payments.serializers import payin_serialize
+
+    key = readcache.key("payin", payin_id)
+    body = readcache.get(key, freshness, merchant_id=merchant.pk, livemode=livemode)
+    if body is None:
+        body = payin_serialize(payin_get(merchant=merchant, livemode=livemode, payin_id=payin_id))
+        readcache.put(key, freshness, body, merchant_id=merchant.pk, livemode=livemode)
+    return body
 
 
 def _scoped_get(model: type[Model], *, merchant: Merchant, livemode: bool, pk) -> Model | None:
@@ -73,6 +87,14 @@ def _scoped_get_sql(model: type[Model], livemode: bool) -> tuple[str, tuple[str,
         raise ValueError(f"unexpected parameter {param!r} in {sql}")
 
     return sql, tuple(name_of(param) for param in params)
+
+
+def payout_day_totals(payouts: QuerySet[Payout]) -> dict[tuple, int]:
+    """What these payouts add up to per (merchant id, livemode, São Paulo day), as the daily limit counts them:
+    failed and canceled payouts left out (what `PayoutDailyTotal` must hold)."""
+    return {(row["merchant_id"], row["livemode"], row["local_date"]): row["total"]
+            for row in payouts.exclude(status__in=[PayoutStatus.FAILED, PayoutStatus.CANCELED])
+            .values("merchant_id", "livemode", "local_date").annotate(total=Sum("amount"))}
 
 
 def payin_list(*, merchant: Merchant, livemode: bool, status: str | None = None, payment_method: str | None = None,

@@ -18,6 +18,7 @@ from django.db.models import F, Model, Sum
 from django.utils import timezone
 
 from accounts.models import Merchant
+from config import inserts, readcache
 from config.errors import DomainError, InvalidState, NotFound, ValidationFailed
 from payments import fees, ledger, rails
 from payments.formats import boleto, pix
@@ -37,7 +38,7 @@ from payments.models import (
 from payments.rails.base import CardData, OperationStatus, RailError, RailTimeout
 from payments.selectors import merchant_city, merchant_display_name
 from payments.serializers import payin_serialize, refund_serialize
-from webhooks.services import event_record
+from webhooks.services import deliveries_enqueue_on_commit, event_build, event_record
 
 logger = logging.getLogger(__name__)
 
@@ -97,24 +98,38 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
         public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
     )
     rail = rails.for_mode(livemode)
-    with transaction.atomic():
-        if method == PaymentMethod.CREDIT_CARD:
+    if method == PaymentMethod.CREDIT_CARD:
+        with transaction.atomic():
             return _card_charge(payin, card=data["card"], rail=rail)
-        if method == PaymentMethod.PIX:
-            _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now)
+    if method == PaymentMethod.PIX:
+        return _pending_charge_create(payin, data=data, rail=rail, now=now)
+    with transaction.atomic():  # on SQLite the boleto number is the largest plus one: the write lock keeps it unique
+        return _pending_charge_create(payin, data=data, rail=rail, now=now)
+
+
+def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: datetime) -> Payin:
+    """A PIX charge or a boleto, registered with the rail, then written with its payin.created event."""
+    if payin.payment_method == PaymentMethod.PIX:
+        _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now)
+    else:
+        _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
+    # Registered before the charge is written: a registration that fails or times out is given up with the request
+    # and leaves nothing here; one whose charge then fails to be written names a charge no payer was ever shown.
+    try:
+        if payin.payment_method == PaymentMethod.PIX:
+            rail.pix_charge_create(key=str(payin.id), livemode=payin.livemode, txid=payin.pix_txid,
+                                   amount=payin.amount, expires_at=payin.pix_expires_at)
         else:
-            _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
-        payin.save(force_insert=True)
-        try:  # a registration that timed out is given up with the request: the charge was never shown to a payer
-            if method == PaymentMethod.PIX:
-                rail.pix_charge_create(key=str(payin.id), livemode=livemode, txid=payin.pix_txid,
-                                       amount=payin.amount, expires_at=payin.pix_expires_at)
-            else:
-                rail.boleto_register(key=str(payin.id), livemode=livemode, nosso_numero=payin.boleto_nosso_numero,
-                                     amount=payin.amount, due_date=payin.boleto_due_date)
-        except RailError as exc:
-            raise RailUnavailable() from exc
-        _event(payin, "payin.created", previous_status=None)
+            rail.boleto_register(key=str(payin.id), livemode=payin.livemode, nosso_numero=payin.boleto_nosso_numero,
+                                 amount=payin.amount, due_date=payin.boleto_due_date)
+    except RailError as exc:
+        raise RailUnavailable() from exc
+    # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
+    event, deliveries = event_build(merchant=payin.merchant, livemode=payin.livemode, type="payin.created",
+                                    obj=payin_serialize(payin), previous_status=None,
+                                    webhook_url=payin.webhook_url or None)
+    inserts.insert(payin, event, *deliveries)
+    deliveries_enqueue_on_commit(deliveries)
     return payin
 
 
@@ -239,6 +254,7 @@ def _transition(payin: Payin, *, to: str, previous_status: str | None = "", now:
                                                                                     **changes)
     if not updated:
         raise InvalidState(f"A {source} charge cannot become {to}")
+    readcache.changed(readcache.key("payin", payin.pk))
     payin.status = to
     payin.updated_at = now
     for name, value in changes.items():
@@ -352,6 +368,7 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
         refund = Refund.objects.create(payin=payin, merchant=payin.merchant, livemode=livemode, amount=amount,
                                        reason=reason, created_at=now, updated_at=now)
         Payin.objects.filter(pk=payin.pk).update(refunded_amount=F("refunded_amount") + amount, updated_at=now)
+        readcache.changed(readcache.key("payin", payin.pk))
         payin.refunded_amount += amount
         payin.updated_at = now
         try:
@@ -423,6 +440,7 @@ def _refund_failed(refund: Refund, payin: Payin, *, failure_code: str) -> None:
     _refund_set(refund, RefundStatus.FAILED, failure_code=failure_code)
     now = timezone.now()
     Payin.objects.filter(pk=payin.pk).update(refunded_amount=F("refunded_amount") - refund.amount, updated_at=now)
+    readcache.changed(readcache.key("payin", payin.pk))
     payin.refunded_amount -= refund.amount
     payin.updated_at = now
     ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="refund", object_id=str(refund.id),

@@ -35,6 +35,12 @@ def payout_process(*, payout_id: str) -> None:
 
 
 @shared_task(acks_late=True, ignore_result=True)
+def payouts_dispatch() -> int:
+    """One message per burst of new payouts (see payments.payouts._dispatch_soon): a task per PENDING payout."""
+    return payouts.payouts_dispatch()
+
+
+@shared_task(acks_late=True, ignore_result=True)
 def payout_reconcile(*, payout_id: str) -> int:
     """Ask the rail about one payout when it should have settled (the periodic job is the safety net)."""
     return payouts.payouts_reconcile(older_than=timedelta(0), payout_ids=[payout_id])

@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
+from config import readcache
 from integrations import authcache
 from tests.factories import ApiKeyFactory, MerchantFactory
 
@@ -50,9 +51,11 @@ def _fast_password_hashing(settings):
 def _clear_cache():
     cache.clear()
     authcache.clear()
+    readcache.clear()
     yield
     cache.clear()
     authcache.clear()
+    readcache.clear()
 
 
 @pytest.fixture

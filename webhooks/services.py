@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
+from config import inserts
 from config.api import timestamp
 from config.errors import InvalidState
 from config.ids import uuid7
@@ -27,14 +28,26 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
                  webhook_url: str | None = None, endpoints: list[WebhookEndpoint] | None = None) -> Event:
     """Record an event and its deliveries inside the caller's transaction: they exist if and only if the change
     commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost."""
+    event, deliveries = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj,
+                                    previous_status=previous_status, webhook_url=webhook_url, endpoints=endpoints)
+    inserts.insert(event, *deliveries)
+    deliveries_enqueue_on_commit(deliveries)
+    return event
+
+
+def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
+                webhook_url: str | None = None,
+                endpoints: list[WebhookEndpoint] | None = None) -> tuple[Event, list[Delivery]]:
+    """An event and its deliveries, not yet saved: for a caller that writes them with its own rows in one statement
+    (`config.inserts.insert`), then calls `deliveries_enqueue_on_commit`."""
     now = timezone.now()
     event_id = uuid7()
     payload = {
         "id": str(event_id), "type": type, "createdAt": timestamp(now), "livemode": livemode,
         "apiVersion": settings.API_VERSION, "data": {"object": obj, "previousStatus": previous_status},
     }
-    event = Event.objects.create(id=event_id, merchant=merchant, livemode=livemode, type=type,
-                                 object_id=str(obj.get("id", "")), payload=payload, created_at=now)
+    event = Event(id=event_id, merchant=merchant, livemode=livemode, type=type, object_id=str(obj.get("id", "")),
+                  payload=payload, created_at=now)
     if endpoints is None:
         endpoints = [e for e in _enabled_endpoints(merchant, livemode) if e.wants(type)]
     targets: dict[str, WebhookEndpoint | None] = {}
@@ -42,15 +55,16 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
         targets[webhook_url] = None
     for endpoint in endpoints:
         targets.setdefault(endpoint.url, endpoint)
-    deliveries = Delivery.objects.bulk_create([
-        Delivery(event=event, merchant=merchant, livemode=livemode, endpoint=endpoint, url=url, next_attempt_at=now,
-                 created_at=now, enqueued_at=now)
-        for url, endpoint in targets.items()
-    ])
+    deliveries = [Delivery(event=event, merchant=merchant, livemode=livemode, endpoint=endpoint, url=url,
+                           next_attempt_at=now, created_at=now, enqueued_at=now)
+                  for url, endpoint in targets.items()]
+    return event, deliveries
+
+
+def deliveries_enqueue_on_commit(deliveries: list[Delivery]) -> None:
     if deliveries:
         ids = [str(d.id) for d in deliveries]
         transaction.on_commit(lambda: _enqueue(ids))
-    return event
 
 
 def _enabled_endpoints(merchant: Merchant, livemode: bool) -> list[WebhookEndpoint]:

@@ -5,15 +5,18 @@ minus 48 (so '0'..'9' are 0..9 and 'A'..'Z' are 17..42); the check digits themse
 """
 
 import re
+import string
 
-_STRIP = str.maketrans("", "", ".-/ ")
+# Drops the punctuation and upper-cases ASCII letters only: str.upper() would turn "ß" into "SS" (and "ı", "ſ" into
+# "I", "S"), making a valid-looking document out of characters no document has.
+_STRIP = str.maketrans(string.ascii_lowercase, string.ascii_uppercase, ".-/ ")
 _CPF = re.compile(r"[0-9]{11}")
 _CNPJ = re.compile(r"[0-9A-Z]{12}[0-9]{2}")
 
 
 def normalize(value: str) -> str:
     """Drop the punctuation people type (`123.456.789-09`, `12.ABC.345/01DE-35`) and upper-case letters."""
-    return value.translate(_STRIP).upper()
+    return value.translate(_STRIP)
 
 
 def cpf_check_digits(base: str) -> str:

@@ -635,3 +635,21 @@ def test_rules_spanning_fields_are_checked_despite_other_problems(merchant):
     assert problems(body, merchant) == [("amount", "amount_too_small"), ("referenceId", "blank"),
                                         ("card", "not_allowed"), ("customer.address", "required"),
                                         ("items", "min_length")]
+
+
+@pytest.mark.parametrize(("field", "value"), [("document", "12abß3450de27"), ("document", "12ABſS3450DE27")])
+def test_a_document_with_letters_no_document_has_is_refused(api, field, value):
+    """str.upper() would fold "ß" into "SS" and "ſ" into "S"; a document only ever has ASCII letters and digits."""
+    body = payin_body()
+    body["customer"][field] = value
+    response = api.post("/payin", body, format="json")
+    assert response.status_code == 400, response.content
+    assert [d["param"] for d in response.json()["error"]["details"]] == ["customer.document"]
+
+
+def test_a_state_is_upper_cased_in_ascii_only(api):
+    body = payin_body("BOLETO")
+    body["customer"]["address"]["state"] = "ſp"
+    response = api.post("/payin", body, format="json")
+    assert response.status_code == 400, response.content
+    assert [d["param"] for d in response.json()["error"]["details"]] == ["customer.address.state"]

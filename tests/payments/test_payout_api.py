@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from payments import tasks
+from payments import payouts, tasks
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
 from payments.services import adjustment_create
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
@@ -55,6 +55,7 @@ def payout_test_setup(settings, monkeypatch) -> list:
     monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: [PUBLIC_IP])
     sent: list = []
     monkeypatch.setattr(tasks.payout_process, "delay", lambda **kwargs: sent.append(("payout_process", kwargs)))
+    monkeypatch.setattr(tasks.payouts_dispatch, "delay", lambda **kwargs: sent.append(("payouts_dispatch", kwargs)))
     monkeypatch.setattr(tasks.payout_reconcile, "apply_async",
                         lambda kwargs, countdown: sent.append(("payout_reconcile", kwargs, countdown)))
     return sent
@@ -347,14 +348,43 @@ def test_a_live_payout(live_api, merchant):
     assert (available(live_api), ledger_balances(merchant, livemode=True)["payouts_in_flight"]) == (0, 5000)
 
 
-def test_a_created_payout_is_queued_for_the_worker_after_commit(api, merchant, queued,
-                                                                 django_capture_on_commit_callbacks):
+def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued,
+                                                                    django_capture_on_commit_callbacks):
+    """The first payout after the worker last listed sends one message; the others of the burst send none. The
+    worker clears the flag before it lists, so the next payout after that sends a message again."""
     fund(merchant, 5000)
 
     with django_capture_on_commit_callbacks(execute=True):
-        got = create(api)
+        first = create(api, amount=1000, referenceId="p-1")
+    assert queued == [("payouts_dispatch", {})]
+    with django_capture_on_commit_callbacks(execute=True):
+        second = create(api, amount=1000, referenceId="p-2")
+    assert queued == [("payouts_dispatch", {})]
 
-    assert queued == [("payout_process", {"payout_id": got["id"]})]
+    assert payouts.payouts_dispatch() == 2
+    assert queued[1:] == [("payout_process", {"payout_id": first["id"]}),
+                          ("payout_process", {"payout_id": second["id"]})]
+    with django_capture_on_commit_callbacks(execute=True):
+        create(api, amount=1000, referenceId="p-3")
+    assert queued[3:] == [("payouts_dispatch", {})]
+
+
+def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_payout(api, merchant, queued,
+                                                                                     monkeypatch,
+                                                                                     django_capture_on_commit_callbacks):
+    fund(merchant, 5000)
+
+    def broker_down(**kwargs):
+        raise OSError("broker down")
+
+    monkeypatch.setattr(tasks.payouts_dispatch, "delay", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        got = create(api, amount=1000, referenceId="p-1")
+    assert got["status"] == "PENDING"  # accepted all the same: the reconciliation job would start it
+    monkeypatch.setattr(tasks.payouts_dispatch, "delay", lambda **kwargs: queued.append(("payouts_dispatch", kwargs)))
+    with django_capture_on_commit_callbacks(execute=True):
+        create(api, amount=1000, referenceId="p-2")
+    assert queued == [("payouts_dispatch", {})]
 
 
 # === 2. The balance rule ==============================================================================================

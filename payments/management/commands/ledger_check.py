@@ -4,7 +4,18 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.db.models import Count, F, Sum, Window
 
-from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payin, PayinStatus, Refund, RefundStatus
+from payments.models import (
+    LedgerAccount,
+    LedgerEntry,
+    LedgerTransaction,
+    Payin,
+    PayinStatus,
+    Payout,
+    PayoutDailyTotal,
+    Refund,
+    RefundStatus,
+)
+from payments.selectors import payout_day_totals
 
 PAID_STATUSES = [PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED, PayinStatus.CHARGEBACK]
 
@@ -54,6 +65,7 @@ class Command(BaseCommand):
                 problems.append(f"merchant {merchant_id} ({'live' if livemode else 'test'}): accounts sum to {total}, "
                                 "not 0 (money was created or lost)")
         problems += self.inspect_charges()
+        problems += self.inspect_payout_days()
         return problems, (f"ledger ok: {len(accounts)} accounts, {len(sums)} with entries, "
                           f"{LedgerEntry.objects.count()} entries, every invariant holds")
 
@@ -77,4 +89,15 @@ class Command(BaseCommand):
                                 f"{refunds.get(payin_id, 0)}")
         for payin_id in set(refunds) - set(Payin.objects.filter(refunded_amount__gt=0).values_list("pk", flat=True)):
             problems.append(f"charge {payin_id}: refundedAmount 0 but it has refunds of {refunds[payin_id]}")
+        return problems
+
+    def inspect_payout_days(self) -> list[str]:
+        """The daily totals the payout limit is checked against equal what the day's payouts add up to."""
+        problems: list[str] = []
+        sums = payout_day_totals(Payout.objects.all())
+        stored = {(row.merchant_id, row.livemode, row.day): row.amount for row in PayoutDailyTotal.objects.all()}
+        for key in sorted(set(sums) | set(stored), key=str):
+            if sums.get(key, 0) != stored.get(key, 0):
+                problems.append(f"payouts of merchant {key[0]} ({'live' if key[1] else 'test'}) on {key[2]}: the daily "
+                                f"total says {stored.get(key, 0)} but they add up to {sums.get(key, 0)}")
         return problems

@@ -1,0 +1,58 @@
+"""config.inserts: rows written together are written all or none, and rows of one model keep their order."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from config import inserts
+from payments import ledger
+from payments.models import AccountKind, LedgerEntry, LedgerTransaction, LineType
+from webhooks.models import Event
+
+
+def event(merchant, **fields) -> Event:
+    return Event(merchant=merchant, livemode=False, type="payin.created", object_id="x", payload={"a": [1, "é"]},
+                 **fields)
+
+
+def test_rows_are_written_with_every_value(merchant):
+    first, second = event(merchant), event(merchant)
+    inserts.insert(first, second)
+    stored = Event.objects.filter(pk__in=[first.pk, second.pk]).order_by("created_at", "pk")
+    assert [(e.pk, e.merchant_id, e.type, e.payload, e.created_at) for e in stored] == [
+        (first.pk, merchant.pk, "payin.created", {"a": [1, "é"]}, first.created_at),
+        (second.pk, merchant.pk, "payin.created", {"a": [1, "é"]}, second.created_at)]
+    assert not first._state.adding
+
+
+def test_one_failing_row_leaves_none_behind(merchant):
+    taken = event(merchant)
+    inserts.insert(taken)
+    fresh = event(merchant)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        inserts.insert(fresh, event(merchant, id=taken.pk))  # the second one's id is taken
+    assert not Event.objects.filter(pk=fresh.pk).exists()
+
+
+def test_a_failing_statement_before_the_rows_leaves_none_behind(merchant):
+    taken = event(merchant)
+    inserts.insert(taken)
+    fresh = event(merchant)
+    taken_id = Event._meta.pk.get_db_prep_value(taken.pk, connection)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        inserts.insert(fresh, before=(("UPDATE webhooks_event SET type = NULL WHERE id = %s", [taken_id]),))
+    assert not Event.objects.filter(pk=fresh.pk).exists()
+    assert Event.objects.get(pk=taken.pk).type == "payin.created"
+
+
+def test_ledger_entries_keep_the_order_of_their_legs(merchant):
+    with transaction.atomic():
+        movement = ledger.post(merchant=merchant, livemode=False, object_type="adjustment", object_id="1", legs=[
+            ledger.Leg(AccountKind.AVAILABLE, 5, LineType.ADJUSTMENT),
+            ledger.Leg(AccountKind.AVAILABLE, 7, LineType.ADJUSTMENT),
+            ledger.Leg(AccountKind.ADJUSTMENTS, -12, LineType.ADJUSTMENT),
+        ])
+    entries = list(LedgerEntry.objects.filter(transaction=movement).order_by("pk"))
+    assert [(e.amount, e.balance_after) for e in entries] == [(5, 5), (7, 12), (-12, -12)]
+    assert LedgerTransaction.objects.filter(pk=movement.pk).exists()
