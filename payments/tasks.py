@@ -1,11 +1,15 @@
 """Pay-in jobs (SPEC §8). Each is idempotent and safe on several workers at once: every change is a conditional
 transition on a locked row, so two workers racing over one charge move it once."""
 
+import logging
 from datetime import timedelta
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 from payments import payouts, services
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -38,6 +42,18 @@ def payout_process(*, payout_id: str) -> None:
 def payouts_dispatch() -> int:
     """One message per burst of new payouts (see payments.payouts._dispatch_soon): a task per PENDING payout."""
     return payouts.payouts_dispatch()
+
+
+@worker_ready.connect
+def payouts_resume(**kwargs) -> None:
+    """A worker that starts sends the PENDING payouts on at once. The messages a SIGKILLed worker held (its reserved
+    `payout_process` tasks, or a `payouts_dispatch` cut off halfway through its fan-out) stay unacknowledged in the
+    broker until its visibility timeout, an hour on Redis; without this they would wait for the reconciliation job.
+    A payout whose task is still queued gets a second one, which finds it no longer PENDING and does nothing."""
+    try:
+        payouts_dispatch.delay()
+    except Exception:  # the reconciliation job is the net
+        logger.warning("payments.payouts_resume_failed")
 
 
 @shared_task(acks_late=True, ignore_result=True)

@@ -387,6 +387,15 @@ def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_pa
     assert queued == [("payouts_dispatch", {})]
 
 
+def test_a_worker_that_starts_sends_a_dispatch_message(queued):
+    """Messages a SIGKILLed worker held stay unacknowledged for the broker's visibility timeout; a new worker does not
+    wait for them (the crash test in test_payout_crash.py kills one mid fan-out)."""
+    from celery.signals import worker_ready
+
+    worker_ready.send(sender=None)
+    assert queued == [("payouts_dispatch", {})]
+
+
 # === 2. The balance rule ==============================================================================================
 def test_exactly_the_available_balance_is_accepted_and_leaves_zero(api, merchant):
     adjustment = fund(merchant, 10_000)

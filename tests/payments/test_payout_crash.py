@@ -129,9 +129,12 @@ def test_a_worker_killed_twice_mid_send_pays_every_payout_exactly_once(workers):
     assert census(ids) == {PayoutStatus.PENDING: 32}
     started_at = time.monotonic()
 
+    def logs() -> str:
+        return f"payouts by status: {dict(census(ids))}\n{workers.logs()}"
+
     # Kill 1: the first batch is in the rail's hands (recorded there), its answer not yet recorded here.
     workers.start_worker()
-    wait_until(lambda: len(sent_not_recorded(ids)) >= 3, timeout=30, why="payouts are being sent", logs=workers.logs)
+    wait_until(lambda: len(sent_not_recorded(ids)) >= 3, timeout=30, why="payouts are being sent", logs=logs)
     workers.kill_worker()
     first_kill = census(ids)
     stuck = with_status(ids, PayoutStatus.PROCESSING)
@@ -144,7 +147,7 @@ def test_a_worker_killed_twice_mid_send_pays_every_payout_exactly_once(workers):
         return (len(started) >= 10 and len(with_status(ids, PayoutStatus.PROCESSING) - stuck) >= 2
                 and census(ids)[PayoutStatus.PENDING] >= 1)
 
-    wait_until(second_batch_in_flight, timeout=30, why="a second batch is being sent", logs=workers.logs)
+    wait_until(second_batch_in_flight, timeout=30, why="a second batch is being sent", logs=logs)
     workers.kill_worker()
     second_kill = census(ids)
     # Then a worker that lives, and the reconciliation job until every payout is final.
