@@ -62,6 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
                         help="measure only this scenario (repeatable); baselines it needs are added")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--floor", action="store_true",
+                        help="serve bench/floor.py and measure the floors too (what an endpoint cannot cost less than)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args(argv)
     if args.duration <= 0 or args.warmup < 0 or min(args.concurrency, args.client_procs, args.workers,
@@ -70,19 +72,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def chosen_scenarios(names: list[str]) -> list[Scenario]:
-    """The scenarios to run, in SCENARIOS order, with the baselines of the chosen ones."""
+def chosen_scenarios(names: list[str], *, floor: bool = False) -> list[Scenario]:
+    """The scenarios to run, in SCENARIOS order, with the baselines of the chosen ones; the floors only with
+    `floor` (only bench/floor.py serves them)."""
     problems = scenario_list.check(scenario_list.SCENARIOS)
     if problems:
         raise HarnessError("bench/scenarios.py: " + "; ".join(problems))
     known = scenario_list.by_name()
+    if not floor:
+        known = {name: scenario for name, scenario in known.items() if not scenario.floor}
     unknown = [name for name in names if name not in known]
     if unknown:
         raise HarnessError(f"unknown scenario(s) {unknown}; known: {list(known)}")
     wanted = set(names or known)
     while missing := {known[name].baseline for name in wanted if known[name].baseline} - wanted:
         wanted |= missing  # and the baseline's baseline, so every chosen target is judged
-    return [scenario for scenario in scenario_list.SCENARIOS if scenario.name in wanted]
+    return [scenario for scenario in scenario_list.SCENARIOS if scenario.name in wanted and scenario.name in known]
 
 
 def run_setups(scenarios: list[Scenario], server: Gunicorn, pair: KeyPair) -> dict[str, str]:
@@ -176,7 +181,7 @@ def meta(args: argparse.Namespace, config: ServerConfig) -> dict:
     return {
         "finishedAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _git_commit(),
-        "server": config.describe(),
+        "server": config.describe() + (" serving bench/floor.py" if args.floor else ""),
         "duration": args.duration, "rounds": args.rounds, "warmup": args.warmup, "concurrency": args.concurrency,
         "clientProcs": args.client_procs, "cpus": os.cpu_count(), "python": platform.python_version(),
     }
@@ -211,10 +216,11 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
-    config = ServerConfig(workers=args.workers, worker_class=args.worker_class, threads=args.threads)
+    config = ServerConfig(workers=args.workers, worker_class=args.worker_class, threads=args.threads,
+                          **({"wsgi": "bench.floor:application"} if args.floor else {}))
     started = time.monotonic()
     try:
-        scenarios = chosen_scenarios(args.scenario)
+        scenarios = chosen_scenarios(args.scenario, floor=args.floor)
         if args.list:
             print("\n".join(scenario.name for scenario in scenarios))
             return 0

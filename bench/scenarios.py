@@ -37,6 +37,8 @@ class Scenario:
     # Run once per run, before any measuring: creates what the scenario reads through the API and returns the values
     # of the `{name}` placeholders of a string `path` (formatted once, so the request stays static).
     setup: Callable[[ApiClient], dict[str, str]] | None = None
+    # Served only by `run.py --floor` (bench/floor.py): what an endpoint cannot cost less than on this machine.
+    floor: bool = False
 
     @property
     def is_static(self) -> bool:
@@ -179,6 +181,15 @@ SCENARIOS: list[Scenario] = [
     Scenario(name="POST /payout 8 merchants", method="POST", path="/payout", body=payout_body(),
              headers=many_merchants_headers, setup=merchants_setup, expect=frozenset({201}),
              baseline="GET /account"),
+    # Floors (bench/floor.py, `run.py --floor`): the same bodies, to endpoints that only authenticate, read the body
+    # and write what the real endpoint must write, with SQL and parameters prepared once.
+    Scenario(name="FLOOR POST, no database", method="POST", path="/floor/post", auth=True, body=payin_body("PIX"),
+             expect=frozenset({201}), baseline="GET /account", floor=True),
+    Scenario(name="FLOOR PIX charge + event", method="POST", path="/floor/payin", auth=True,
+             body=payin_body("PIX"), expect=frozenset({201}), baseline="GET /account", floor=True),
+    Scenario(name="FLOOR payout write set, hot merchant", method="POST", path="/floor/payout", auth=True,
+             body=payout_body(), setup=hot_merchant_setup, expect=frozenset({201}), baseline="GET /account",
+             floor=True),
 ]
 
 

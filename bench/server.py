@@ -44,6 +44,7 @@ class ServerConfig:
     workers: int
     worker_class: str
     threads: int
+    wsgi: str = "config.wsgi:application"  # bench/floor.py's application with --floor
 
     def describe(self) -> str:
         threads = f" x {self.threads} threads" if self.worker_class == "gthread" else ""
@@ -162,7 +163,7 @@ class Gunicorn:
 
     def command(self) -> list[str]:
         command = [
-            str(GUNICORN), "config.wsgi:application",
+            str(GUNICORN), self.config.wsgi,
             "--bind", f"{HOST}:{self.port}",
             "--workers", str(self.config.workers),
             "--worker-class", self.config.worker_class,
