@@ -112,6 +112,18 @@ def run_in_threads(count: int, work: Callable[[int], object]) -> list:
     return results
 
 
+PUBLIC_IP = "93.184.216.34"
+
+
+@pytest.fixture
+def public_webhook_targets(settings, monkeypatch) -> None:
+    """Production's webhook URL rules (HTTPS, no private targets), with every host resolving to a public address
+    without touching the network."""
+    settings.WEBHOOKS_ALLOW_HTTP = False
+    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = False
+    monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: [PUBLIC_IP])
+
+
 @pytest.fixture
 def on_postgres() -> bool:
     return connection.vendor == "postgresql"

@@ -59,12 +59,8 @@ def problems(body, merchant, *, livemode: bool = False) -> list[tuple]:
 
 
 @pytest.fixture(autouse=True)
-def _public_dns(settings, monkeypatch):
-    # webhookUrl hosts resolve to a public address without touching the network.
-    settings.WEBHOOKS_ALLOW_HTTP = False
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = False
+def _public_dns(settings, public_webhook_targets):
     settings.CHARGE_MAX_AMOUNT = 10_000_000
-    monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: ["93.184.216.34"])
 
 
 # --- Happy paths -----------------------------------------------------------------------------------------------------

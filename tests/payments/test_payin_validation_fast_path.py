@@ -244,11 +244,8 @@ def same_outcome(body, merchant, *, livemode: bool) -> dict | None:
 
 
 @pytest.fixture(autouse=True)
-def _settings(settings, monkeypatch):
+def _settings(settings, public_webhook_targets):
     settings.CHARGE_MAX_AMOUNT = CHARGE_MAX_AMOUNT
-    settings.WEBHOOKS_ALLOW_HTTP = False
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = False
-    monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: ["93.184.216.34"])
 
 
 @pytest.fixture

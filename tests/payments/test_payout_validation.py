@@ -59,12 +59,8 @@ def expected_output(**changes) -> dict:
 
 
 @pytest.fixture(autouse=True)
-def _public_dns_and_limits(settings, monkeypatch):
-    # webhookUrl hosts resolve to a public address without touching the network.
-    settings.WEBHOOKS_ALLOW_HTTP = False
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = False
+def _public_dns_and_limits(settings, public_webhook_targets):
     settings.PAYOUT_MAX_AMOUNT = 5_000_000
-    monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: ["93.184.216.34"])
 
 
 # --- Happy paths -----------------------------------------------------------------------------------------------------

@@ -133,12 +133,8 @@ def disagreement(data, merchant: Merchant) -> str | None:
 
 
 @pytest.fixture(autouse=True)
-def _public_dns_and_limits(settings, monkeypatch):
-    # webhookUrl hosts resolve to a public address without touching the network.
-    settings.WEBHOOKS_ALLOW_HTTP = False
-    settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = False
+def _public_dns_and_limits(settings, public_webhook_targets):
     settings.PAYOUT_MAX_AMOUNT = MAXIMUM
-    monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: ["93.184.216.34"])
 
 
 @pytest.mark.parametrize("base", VALID_BODIES, ids=[f"{b['pixKeyType']}-{i}" for i, b in enumerate(VALID_BODIES)])
