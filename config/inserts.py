@@ -15,10 +15,22 @@ from __future__ import annotations
 
 import functools
 import itertools
+import uuid
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Model
 from django.db.models.fields import AutoFieldMixin
+
+# Fields whose database value is the attribute itself when the attribute has exactly this type: what
+# `get_db_prep_save` would return after its checks and conversions. Only these exact classes (a subclass may convert
+# differently), and only with that exact type (a TextChoices member, a bool in an integer column, a naive datetime go
+# through Django's conversion as before).
+_PLAIN_TYPES: dict[type, type] = {
+    models.CharField: str, models.TextField: str, models.BooleanField: bool, models.IntegerField: int,
+    models.BigIntegerField: int, models.SmallIntegerField: int, models.PositiveIntegerField: int,
+    models.PositiveBigIntegerField: int, models.PositiveSmallIntegerField: int, models.AutoField: int,
+    models.BigAutoField: int, models.SmallAutoField: int,
+}
 
 
 @functools.cache
@@ -32,8 +44,31 @@ def _statement(model: type[Model]) -> tuple[str, tuple]:
     return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({placeholders})", fields  # noqa: S608
 
 
+def _plain_type(field, vendor_has_native_uuid: bool) -> type | None:
+    if isinstance(field, models.ForeignKey):
+        return _plain_type(field.target_field, vendor_has_native_uuid)
+    if type(field) is models.UUIDField:
+        return uuid.UUID if vendor_has_native_uuid else None
+    return _PLAIN_TYPES.get(type(field))
+
+
+@functools.cache
+def _plain_types(fields: tuple) -> tuple:
+    native_uuid = connection.features.has_native_uuid_field
+    return tuple(_plain_type(field, native_uuid) for field in fields)
+
+
 def _params(obj: Model, fields: tuple) -> list:
-    return [field.get_db_prep_save(field.pre_save(obj, True), connection) for field in fields]
+    """Each field's database value: the attribute itself where Django's conversion would return it unchanged,
+    otherwise what `get_db_prep_save` makes of it (a JSON field, a datetime, a TextChoices member…)."""
+    real = connections[DEFAULT_DB_ALIAS]  # once, not through the proxy's per-thread lookup for every field
+    values = []
+    for field, plain in zip(fields, _plain_types(fields), strict=True):
+        value = getattr(obj, field.attname)
+        if plain is None or (value is not None and type(value) is not plain):
+            value = field.get_db_prep_save(field.pre_save(obj, True), real)
+        values.append(value)
+    return values
 
 
 def insert(*objs: Model, before: tuple[tuple[str, list], ...] = ()) -> None:

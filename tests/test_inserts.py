@@ -56,3 +56,35 @@ def test_ledger_entries_keep_the_order_of_their_legs(merchant):
     entries = list(LedgerEntry.objects.filter(transaction=movement).order_by("pk"))
     assert [(e.amount, e.balance_after) for e in entries] == [(5, 5), (7, 12), (-12, -12)]
     assert LedgerTransaction.objects.filter(pk=movement.pk).exists()
+
+
+def _comparable(value):
+    """A parameter by what it means: JSON wrappers by their content and class (Django's JSON adapter makes a new
+    wrapper each time), integers by value (on PostgreSQL Django wraps them in psycopg's Int2/Int4/Int8, which name
+    a size the column's type decides anyway)."""
+    if hasattr(value, "obj"):
+        return type(value).__name__, value.obj
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int, int(value)
+    return type(value), value
+
+
+def test_parameters_are_what_djangos_conversion_gives(merchant):
+    """The plain-field shortcut of `_params` sends exactly what `get_db_prep_save` would, for every column of a
+    charge with values of every kind: TextChoices members, JSON, datetimes, dates, None, a foreign key, an IP."""
+    from datetime import date
+
+    from django.utils import timezone
+
+    from payments.models import Payin, PayinStatus, PaymentMethod
+
+    now = timezone.now()
+    payin = Payin(merchant=merchant, livemode=True, status=PayinStatus.PAID, payment_method=PaymentMethod.BOLETO,
+                  amount=12_345, fee=99, reference_id="order-1", description="Café", metadata={"k": "v"},
+                  customer={"name": "Ana"}, items=[{"title": "x", "quantity": 1, "unitPrice": 1}],
+                  payer_ip="203.0.113.9", is_physical_product=True, webhook_url="", public_token="t" * 43,
+                  boleto_nosso_numero=7, boleto_due_date=date(2026, 12, 1), created_at=now, updated_at=now)
+    _, fields = inserts._statement(Payin)
+    expected = [field.get_db_prep_save(field.pre_save(payin, True), connection) for field in fields]
+
+    assert [_comparable(v) for v in inserts._params(payin, fields)] == [_comparable(v) for v in expected]

@@ -166,6 +166,16 @@ def test_txid_generate_gives_distinct_valid_txids():
     assert len(set(txids)) == 1000
 
 
+def test_txid_generate_uses_every_character_in_every_position():
+    """Each position is drawn from all 62 characters: a base-62 conversion that padded short numbers, or left the
+    first or last position to a narrower range, would miss some (each is missing by chance with probability
+    62 x (61/62)**3000, about 10**-19)."""
+    txids = [pix.txid_generate() for _ in range(3000)]
+
+    alphabet = set(string.ascii_letters + string.digits)
+    assert [position for position in range(25) if {t[position] for t in txids} != alphabet] == []
+
+
 @pytest.mark.parametrize("value", ["", "***", TXID[:-1], TXID + "a", TXID[:-1] + "-", TXID[:-1] + "é",
                                    TXID[:-1] + "\n", TXID + "\n", TXID[:-1] + "٣"])
 def test_is_valid_txid_rejects(value):
