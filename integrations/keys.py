@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from dataclasses import dataclass
 from functools import lru_cache
 
 from django.conf import settings
 
-BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+from config.codes import BASE62, random_code
+
 PUBLIC_KEY_LENGTH = 24
 # 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits; 48 leave a margin.
 SECRET_KEY_LENGTH = 48
@@ -22,18 +22,14 @@ class KeyPair:
     secret_key: str
 
 
-def _random_base62(length: int) -> str:
-    return "".join(secrets.choice(BASE62) for _ in range(length))
-
-
 def _prefix(kind: str, livemode: bool) -> str:
     return f"{kind}_{'live' if livemode else 'test'}_"
 
 
 def generate_pair(*, livemode: bool) -> KeyPair:
     return KeyPair(
-        public_key=_prefix("pk", livemode) + _random_base62(PUBLIC_KEY_LENGTH),
-        secret_key=_prefix("sk", livemode) + _random_base62(SECRET_KEY_LENGTH),
+        public_key=_prefix("pk", livemode) + random_code(PUBLIC_KEY_LENGTH),
+        secret_key=_prefix("sk", livemode) + random_code(SECRET_KEY_LENGTH),
     )
 
 

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import logging
-import secrets
 import string
 from datetime import UTC, timedelta
 
@@ -24,6 +23,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from config import inserts
+from config.codes import random_code
 from config.errors import DomainError, InvalidState, NotFound, PayoutLimitExceeded
 from integrations import ratelimit
 from payments import fees, ledger, rails
@@ -62,7 +62,7 @@ class DuplicateReferenceId(DomainError):
 def end_to_end_id(now=None) -> str:
     """The Pix end-to-end id: E + the ISPB + yyyyMMddHHmm (UTC) + 11 random alphanumerics, 32 characters."""
     now = (now or timezone.now()).astimezone(UTC)
-    suffix = "".join(secrets.choice(_E2E_ALPHABET) for _ in range(11))
+    suffix = random_code(11, _E2E_ALPHABET)
     return f"E{settings.PIX_ISPB}{now:%Y%m%d%H%M}{suffix}"
 
 

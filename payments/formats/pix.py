@@ -7,9 +7,10 @@ printable ASCII, so a length in characters is also a length in bytes, the unit t
 
 import binascii
 import re
-import secrets
 import string
 import unicodedata
+
+from config.codes import random_code
 
 GUI = "br.gov.bcb.pix"
 NO_TXID = "***"  # The manual's marker for "no txid"; its published example uses it.
@@ -23,7 +24,6 @@ _TXID = re.compile(rf"[A-Za-z0-9]{{{TXID_LENGTH}}}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 .-]+")
 _SPACES = re.compile(r" {2,}")
 _TXID_ALPHABET = string.ascii_letters + string.digits
-_TXID_SPACE = len(_TXID_ALPHABET) ** TXID_LENGTH
 _MANDATORY = ("00", "26", "52", "53", "58", "59", "60", "62", "63")
 
 Fields = dict[str, str | dict[str, str]]
@@ -90,16 +90,9 @@ def format_amount(amount_cents: int) -> str:
 
 
 def txid_generate() -> str:
-    """25 random [A-Za-z0-9]: one uniform draw from `secrets` among the 62**25 (about 2**149) txids, written in base
-    62, so every character is uniform and independent of the others (25 draws of one character each cost ten times
-    as much). A collision is not a concern and a txid cannot be guessed to match someone else's Pix to a charge; the
-    database still holds it unique."""
-    number = secrets.randbelow(_TXID_SPACE)
-    characters = []
-    for _ in range(TXID_LENGTH):
-        number, digit = divmod(number, len(_TXID_ALPHABET))
-        characters.append(_TXID_ALPHABET[digit])
-    return "".join(characters)
+    """25 random [A-Za-z0-9] from `secrets`: 62**25 (about 2**149) values, so a collision is not a concern and a
+    txid cannot be guessed to match someone else's Pix to a charge. The database still holds it unique."""
+    return random_code(TXID_LENGTH, _TXID_ALPHABET)
 
 
 def is_valid_txid(value: str) -> bool:

@@ -9,7 +9,6 @@ path as a real one: stored raw, then processed idempotently.
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from datetime import date, datetime, timedelta
 
@@ -18,14 +17,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from integrations.keys import BASE62
+from config.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
 from payments.rails.base import CardData, CardResult, InvalidNotification, Notification, OperationStatus
-
-
-def _random(length: int) -> str:
-    return "".join(secrets.choice(BASE62) for _ in range(length))
 
 
 class SimulatorRail:
@@ -47,7 +42,7 @@ class SimulatorRail:
             # The test numbers decide the outcome in both modes (live mode on the simulator can be tried with them);
             # any other valid card, which only live mode lets through, is approved.
             outcome = TEST_CARDS.get(card.number, PAID)
-            rail_token = "simtok_" + _random(24)
+            rail_token = "simtok_" + random_code(24)
             SimulatorOperation.objects.create(key=rail_token, kind="card_token", livemode=livemode, amount=0,
                                               status="ACTIVE", outcome=outcome)
         else:
