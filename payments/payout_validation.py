@@ -37,11 +37,10 @@ from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize
 from payments.validation import (
     _REFERENCE_ID,
     _UNSTORABLE,
-    METADATA_KEY_MAX_LENGTH,
-    METADATA_MAX_KEYS,
-    METADATA_VALUE_MAX_LENGTH,
     _DocumentField,
     _ExactCharField,
+    _fast_metadata,
+    _fast_text,
     _MetadataField,
     _problem,
     _ReferenceIdField,
@@ -73,12 +72,15 @@ class _PayoutAmountField(StrictIntegerField):
         amount = super().to_internal_value(data)
         if amount < 1:
             raise _problem("Must be at least 1 cent.", "amount_too_small")
-        merchant: Merchant = self.context["merchant"]
-        maximum = settings.PAYOUT_MAX_AMOUNT if merchant.payout_max_amount is None else merchant.payout_max_amount
+        maximum = _payout_max_amount(self.context["merchant"])
         if amount > maximum:
             raise _problem(f"Must be at most {maximum} cents, this account's maximum per payout.",
                            "payout_limit_exceeded")
         return amount
+
+
+def _payout_max_amount(merchant: Merchant) -> int:
+    return settings.PAYOUT_MAX_AMOUNT if merchant.payout_max_amount is None else merchant.payout_max_amount
 
 
 class _PixKeyTypeField(serializers.ChoiceField):
@@ -186,8 +188,7 @@ def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
     if type(amount) is not int or type(key_type) is not str or type(key) is not str or type(reference_id) is not str:
         return None
     # _PayoutAmountField
-    maximum = settings.PAYOUT_MAX_AMOUNT if merchant.payout_max_amount is None else merchant.payout_max_amount
-    if amount < 1 or amount > maximum or amount > _AMOUNT_CEILING:
+    if amount < 1 or amount > _payout_max_amount(merchant) or amount > _AMOUNT_CEILING:
         return None
     # _PixKeyTypeField, _ReferenceIdField
     if key_type not in PIX_KEY_TYPES or not _REFERENCE_ID.fullmatch(reference_id):
@@ -196,8 +197,9 @@ def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
     pix_key = normalize_pix_key(key_type, key)
     if pix_key is None or _UNSTORABLE.search(key):
         return None
-    beneficiary_name = _fast_text(data.get("beneficiaryName", ""), BENEFICIARY_NAME_MAX_LENGTH)
-    description = _fast_text(data.get("description", ""), DESCRIPTION_MAX_LENGTH)
+    # StrictCharField(allow_blank=True): trimmed, "" when blank
+    beneficiary_name = _fast_text(data.get("beneficiaryName", ""), BENEFICIARY_NAME_MAX_LENGTH, min_length=0)
+    description = _fast_text(data.get("description", ""), DESCRIPTION_MAX_LENGTH, min_length=0)
     if beneficiary_name is None or description is None:
         return None
     # _BeneficiaryDocumentField: trimmed, normalized, a valid CPF or CNPJ (so ASCII), the key's own for those types.
@@ -211,18 +213,9 @@ def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
             return None
         if key_type in ("CPF", "CNPJ") and beneficiary_document != pix_key:
             return None
-    # _MetadataField
-    metadata: dict = {}
-    if "metadata" in data:
-        metadata = data["metadata"]
-        if type(metadata) is not dict or len(metadata) > METADATA_MAX_KEYS:
-            return None
-        for name, value in metadata.items():
-            if (type(name) is not str or type(value) is not str
-                    or not 1 <= len(name) <= METADATA_KEY_MAX_LENGTH or len(value) > METADATA_VALUE_MAX_LENGTH
-                    or _UNSTORABLE.search(name) or _UNSTORABLE.search(value)):
-                return None
-        metadata = dict(metadata)
+    metadata = _fast_metadata(data.get("metadata", {}))  # _MetadataField
+    if metadata is None:
+        return None
     return {
         "amount": amount,
         "pix_key": pix_key,
@@ -235,13 +228,3 @@ def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
         "description": description,
         "metadata": metadata,
     }
-
-
-def _fast_text(value: Any, max_length: int) -> str | None:
-    """StrictCharField(max_length=..., allow_blank=True): trimmed ("" when blank), without NUL or surrogates."""
-    if type(value) is not str:
-        return None
-    text = value.strip()
-    if len(text) > max_length or _UNSTORABLE.search(text):
-        return None
-    return text
