@@ -1,6 +1,7 @@
+
 from __future__ import annotations
 
-from accounts.models import AccountEvent, Merchant
+from accounts.models import AccountEvent, KycSubmission, Merchant
 
 
 def merchant_of(user) -> Merchant | None:
@@ -19,3 +20,21 @@ KYC_HISTORY_ACTIONS = [
 def kyc_history(*, merchant: Merchant) -> list[AccountEvent]:
     """What the merchant's KYC page lists: the account's status changes, not staff's fee edits or resends."""
     return list(merchant.account_events.filter(action__in=KYC_HISTORY_ACTIONS).select_related("actor")[:50])
+
+
+def merchant_display_name(merchant: Merchant) -> str:
+    """The name payers see (hosted page, Pix field 59, boleto): the KYC trading name once there is one, else the
+    account name."""
+    try:
+        trading_name = merchant.kyc.trading_name
+    except KycSubmission.DoesNotExist:
+        trading_name = ""
+    return trading_name or merchant.name
+
+
+def merchant_city(merchant: Merchant, default: str) -> str:
+    try:
+        city = merchant.kyc.city
+    except KycSubmission.DoesNotExist:
+        city = ""
+    return city or default

@@ -1,5 +1,5 @@
-"""Dashboard pages for the account: sign-up, log in (throttled), password reset (throttled), overview, mode switch,
-KYC, settings."""
+"""Dashboard pages for the account: sign-up, log in (throttled), password reset (throttled), mode switch, KYC,
+settings. The overview is the payments app's (payments/dashboard/overview.py)."""
 
 from __future__ import annotations
 
@@ -114,48 +114,6 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         throttle.login_unlock(email=user.email)  # the lock's message offers the reset as the way out
         del self.request.session[auth_views.INTERNAL_RESET_SESSION_TOKEN]
         return redirect(self.get_success_url())
-
-
-@merchant_required
-def overview(request: HttpRequest) -> HttpResponse:
-    """Balances, today's and the month's paid volume, 30 days of it as a chart, the latest charges and payouts, and
-    what to do next while there is nothing yet (a key, a first charge, KYC)."""
-    # Imported here: payments' views import this module for `merchant_required`.
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.urls import reverse
-
-    from payments.charts import daily_volume, volume_chart_svg
-    from payments.ledger import balance_get
-    from payments.selectors import payin_list, payout_list
-    from payments.services import sao_paulo_today
-
-    merchant, livemode = request.merchant, request.livemode
-    today = sao_paulo_today()
-    month_start = today.replace(day=1)
-    days = daily_volume(merchant=merchant, livemode=livemode, first=min(month_start, today - timedelta(days=29)),
-                        last=today)
-    chart_days = days[-30:]
-    month = [day for day in days if day.day >= month_start]
-    charges = list(payin_list(merchant=merchant, livemode=livemode).order_by("-created_at", "-id")
-                   .defer("items", "metadata", "pix_payload")[:10])
-    sent = list(payout_list(merchant=merchant, livemode=livemode).order_by("-created_at", "-id")[:10])
-    activity = [{"kind": "Charge", "url": reverse("dashboard:charge_detail", args=[p.pk]), "obj": p,
-                 "what": p.get_payment_method_display(), "status": p.status, "label": p.get_status_display(),
-                 "sign": ""} for p in charges]
-    activity += [{"kind": "Payout", "url": reverse("dashboard:payout_detail", args=[p.pk]), "obj": p,
-                  "what": f"Pix to {p.pix_key_type} key", "status": p.status, "label": p.get_status_display(),
-                  "sign": "-"} for p in sent]
-    activity.sort(key=lambda row: (row["obj"].created_at, str(row["obj"].pk)), reverse=True)
-    return render(request, "accounts/overview.html", {
-        "api_keys": merchant.api_keys.filter(revoked_at__isnull=True, livemode=livemode).count(),
-        "balance": balance_get(merchant=merchant, livemode=livemode),
-        "today": days[-1], "month_amount": sum(day.amount for day in month),
-        "month_count": sum(day.count for day in month), "chart_days": chart_days,
-        "chart": volume_chart_svg(chart_days, title="Paid volume per day, last 30 days"),
-        "activity": activity[:10], "has_charges": bool(charges), "public_base_url": settings.PUBLIC_BASE_URL,
-    })
 
 
 @require_POST

@@ -139,10 +139,10 @@ CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries-sweep": {"task": "webhooks.tasks.deliveries_sweep",
                                  "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS},
     "events-purge": {"task": "webhooks.tasks.events_purge", "schedule": 3600.0},
-    "payins-expire": {"task": "payments.tasks.payins_expire", "schedule": 30.0},
-    "card-settlements-release": {"task": "payments.tasks.card_settlements_release", "schedule": 300.0},
-    "rail-reconcile": {"task": "payments.tasks.rail_reconcile", "schedule": 60.0},
-    "payouts-reconcile": {"task": "payments.tasks.payouts_reconcile", "schedule": 20.0},
+    "payins-expire": {"task": "payments.payins.tasks.payins_expire", "schedule": 30.0},
+    "card-settlements-release": {"task": "payments.payins.tasks.card_settlements_release", "schedule": 300.0},
+    "rail-reconcile": {"task": "payments.payins.tasks.rail_reconcile", "schedule": 60.0},
+    "payouts-reconcile": {"task": "payments.payouts.tasks.payouts_reconcile", "schedule": 20.0},
 }
 
 # --- Auth, sessions, security --------------------------------------------------------------------------------------

@@ -3,43 +3,26 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from accounts.apis import AccountApi
+from accounts import api_urls as account_api_urls
+from accounts import urls as account_urls
 from config.views import HealthApi, baseline
-from payments.apis import (
-    BalanceApi,
-    BalanceTransactionsApi,
-    PayinCancelApi,
-    PayinDetailApi,
-    PayinRefundsApi,
-    PayinsApi,
-    PayoutCancelApi,
-    PayoutDetailApi,
-    PayoutsApi,
-    SandboxPayinSimulateApi,
-    SandboxPayoutSimulateApi,
-)
-from webhooks.apis import EventDetailApi, EventListApi
+from integrations import urls as integration_urls
+from payments import api_urls as payment_api_urls
+from payments.dashboard import urls as payment_dashboard_urls
+from webhooks import api_urls as webhook_api_urls
+from webhooks import urls as webhook_urls
 
 admin.site.site_header = "Pagamentos staff"
 admin.site.site_title = "Pagamentos staff"
 
-api_patterns = [
-    path("account", AccountApi.as_view(), name="account"),
-    path("balance", BalanceApi.as_view(), name="balance"),
-    path("balance/transactions", BalanceTransactionsApi.as_view(), name="balance-transactions"),
-    path("payin", PayinsApi.as_view(), name="payins"),
-    path("payin/<str:payin_id>", PayinDetailApi.as_view(), name="payin"),
-    path("payin/<str:payin_id>/cancel", PayinCancelApi.as_view(), name="payin-cancel"),
-    path("payin/<str:payin_id>/refunds", PayinRefundsApi.as_view(), name="payin-refunds"),
-    path("sandbox/payin/<str:payin_id>/simulate", SandboxPayinSimulateApi.as_view(), name="sandbox-payin-simulate"),
-    path("payout", PayoutsApi.as_view(), name="payouts"),
-    path("payout/<str:payout_id>", PayoutDetailApi.as_view(), name="payout"),
-    path("payout/<str:payout_id>/cancel", PayoutCancelApi.as_view(), name="payout-cancel"),
-    path("sandbox/payout/<str:payout_id>/simulate", SandboxPayoutSimulateApi.as_view(),
-         name="sandbox-payout-simulate"),
-    path("events", EventListApi.as_view(), name="events"),
-    path("events/<str:event_id>", EventDetailApi.as_view(), name="event"),
+# Each app owns its URLs; this root URLconf only places them. The dashboard is one namespace made of every app's pages.
+dashboard_patterns = [
+    *payment_dashboard_urls.urlpatterns,
+    *account_urls.urlpatterns,
+    *integration_urls.urlpatterns,
+    *webhook_urls.urlpatterns,
 ]
+api_patterns = [*account_api_urls.urlpatterns, *payment_api_urls.urlpatterns, *webhook_api_urls.urlpatterns]
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:overview", permanent=False)),
@@ -49,8 +32,8 @@ urlpatterns = [
          name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
     path("admin/", admin.site.urls),
-    path("dashboard/", include(("accounts.urls", "dashboard"))),
-    path("", include(("payments.page_urls", "pay"))),
+    path("dashboard/", include((dashboard_patterns, "dashboard"))),
+    path("", include(("payments.hosted.urls", "pay"))),
     *api_patterns,
 ]
 

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from config.admin import ReadOnlyAdmin, ReadOnlyInline
+from payments.ledger.services import adjustment_create
 from payments.models import (
     BalanceAdjustment,
     LedgerAccount,
@@ -14,7 +15,6 @@ from payments.models import (
     RailNotification,
     Refund,
 )
-from payments.services import adjustment_create
 
 
 class LedgerEntryInline(ReadOnlyInline):

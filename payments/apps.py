@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class PaymentsConfig(AppConfig):
     name = "payments"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers the Celery tasks in every process: services queue them by name (config.celery.task_enqueue).
+        from payments.payins import tasks as payin_tasks  # noqa: F401
+        from payments.payouts import tasks as payout_tasks  # noqa: F401

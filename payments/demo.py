@@ -4,10 +4,14 @@ services and sandbox controls an integrator would use."""
 from __future__ import annotations
 
 from accounts.models import Merchant
-from payments import payouts, sandbox, services
+from config import dates
 from payments.models import Payin
-from payments.payout_validation import payout_request_validate
-from payments.validation import payin_request_validate
+from payments.payins import refunds
+from payments.payins import sandbox as payin_sandbox
+from payments.payins import services as payins
+from payments.payins.validation import payin_request_validate
+from payments.payouts import services as payouts
+from payments.payouts.validation import payout_request_validate
 
 CUSTOMER = {
     "name": "Maria da Silva", "document": "52998224725", "email": "maria@example.com", "phone": "11987654321",
@@ -22,8 +26,8 @@ def _charge(merchant: Merchant, method: str, amount: int, reference: str, **extr
         "isPhysicalProduct": method == "BOLETO", "customer": CUSTOMER,
         "items": [{"title": f"Pedido {reference}", "quantity": 1, "unitPrice": amount}], **extra,
     }
-    data = payin_request_validate(request, merchant=merchant, livemode=False, today=services.sao_paulo_today())
-    return services.payin_create(merchant=merchant, livemode=False, data=data)
+    data = payin_request_validate(request, merchant=merchant, livemode=False, today=dates.sao_paulo_today())
+    return payins.payin_create(merchant=merchant, livemode=False, data=data)
 
 
 def _card(number: str) -> dict:
@@ -37,7 +41,7 @@ def demo_activity(merchant: Merchant) -> int:
         return 0
 
     def simulate(payin: Payin, action: str) -> None:
-        sandbox.payin_simulate(merchant=merchant, payin_id=payin.pk, action=action)
+        payin_sandbox.payin_simulate(merchant=merchant, payin_id=payin.pk, action=action)
 
     _charge(merchant, "PIX", 15_000, "demo-order-1001")  # PENDING
     simulate(_charge(merchant, "PIX", 25_990, "demo-order-1002"), "pay")  # PAID
@@ -45,15 +49,15 @@ def demo_activity(merchant: Merchant) -> int:
     _charge(merchant, "BOLETO", 89_900, "demo-order-1004")  # PENDING
     simulate(_charge(merchant, "BOLETO", 12_000, "demo-order-1005"), "pay")  # PAID
     boleto = _charge(merchant, "BOLETO", 7_500, "demo-order-1006")
-    services.payin_cancel(merchant=merchant, livemode=False, payin_id=boleto.pk)  # CANCELED
+    payins.payin_cancel(merchant=merchant, livemode=False, payin_id=boleto.pk)  # CANCELED
     _charge(merchant, "CREDIT_CARD", 129_900, "demo-order-1007", card=_card("4111111111111111"))  # PAID
     _charge(merchant, "CREDIT_CARD", 5_000, "demo-order-1008", card=_card("4000000000000002"))  # FAILED
     partly = _charge(merchant, "CREDIT_CARD", 30_000, "demo-order-1009",
                      card={**_card("5555555555554444"), "installments": 3})
-    services.refund_create(merchant=merchant, livemode=False, payin_id=partly.pk, amount=10_000,
+    refunds.refund_create(merchant=merchant, livemode=False, payin_id=partly.pk, amount=10_000,
                            reason="One item returned")  # PARTIALLY_REFUNDED
     whole = _charge(merchant, "CREDIT_CARD", 8_000, "demo-order-1010", card=_card("378282246310005"))
-    services.refund_create(merchant=merchant, livemode=False, payin_id=whole.pk, amount=None,
+    refunds.refund_create(merchant=merchant, livemode=False, payin_id=whole.pk, amount=None,
                            reason="Order canceled")  # REFUNDED
     simulate(_charge(merchant, "CREDIT_CARD", 19_900, "demo-order-1011", card=_card("6362970000457013")),
              "chargeback")  # CHARGEBACK

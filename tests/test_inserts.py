@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from config import inserts
-from payments import ledger
+from payments.ledger import services as ledger
 from payments.models import AccountKind, LedgerEntry, LedgerTransaction, LineType
 from webhooks.models import Event
 

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config.celery import task_enqueue
 from config.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -76,12 +77,11 @@ class SimulatorRail:
             previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
                                     reference=payin_key)
             if status == "PENDING":
-                from payments.tasks import refund_reconcile
-
                 # robust: with the broker down the refund is committed all the same and must be answered (a client
                 # seeing a 500 would refund again); the periodic rail_reconcile job confirms it later.
-                transaction.on_commit(lambda: refund_reconcile.apply_async(
-                    kwargs={"refund_id": key}, countdown=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), robust=True)
+                transaction.on_commit(lambda: task_enqueue(
+                    "payments.payins.tasks.refund_reconcile", refund_id=key,
+                    countdown=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), robust=True)
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
     def refund_status(self, *, key: str) -> OperationStatus:

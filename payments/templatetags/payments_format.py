@@ -8,13 +8,13 @@ is looking at. Money must be integer cents; a float or Decimal is refused, not r
 from __future__ import annotations
 
 from datetime import date, datetime
-from zoneinfo import ZoneInfo
 
 from django import template
 
+from config.dates import SAO_PAULO
+
 register = template.Library()
 
-SAO_PAULO = ZoneInfo("America/Sao_Paulo")
 
 
 @register.filter

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import connection
 
 from config.celery import app as celery_app
-from payments import services
+from payments.ledger import services as ledger
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.test_payout_concurrency import Client, Server
 
@@ -111,7 +111,7 @@ def merchant(transactional_db):
     merchant = MerchantFactory()  # KYC approved
     merchant.payout_daily_max = 10**12  # the day's total is not under test; each payout's maximum is
     merchant.save()
-    services.adjustment_create(merchant=merchant, livemode=False, amount=10**11, reason="fuzz: fund the balance",
+    ledger.adjustment_create(merchant=merchant, livemode=False, amount=10**11, reason="fuzz: fund the balance",
                                staff=UserFactory(is_staff=True))
     return merchant
 

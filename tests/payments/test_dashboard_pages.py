@@ -18,12 +18,20 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import KycStatus
-from payments import charts, payouts, sandbox, services
-from payments import views as dashboard_views
+from config import dates
+from payments.dashboard import charts
+from payments.dashboard import forms as dashboard_forms
+from payments.dashboard import pages as dashboard_pages
+from payments.dashboard import statement as dashboard_statement
+from payments.ledger import services as ledger
 from payments.models import LedgerEntry, Payin, PayinStatus, Payout, PayoutStatus, Refund
-from payments.payout_validation import payout_request_validate
+from payments.payins import refunds
+from payments.payins import sandbox as payin_sandbox
+from payments.payins import services as payins
+from payments.payins.validation import payin_request_validate
+from payments.payouts import services as payouts
+from payments.payouts.validation import payout_request_validate
 from payments.templatetags.payments_format import sp_datetime
-from payments.validation import payin_request_validate
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from webhooks.models import Delivery, WebhookEndpoint
 
@@ -63,23 +71,23 @@ def charge(merchant, method: str = "PIX", *, amount: int = 5000, livemode: bool 
     if method == "CREDIT_CARD":
         body["card"] = {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMonth": "12",
                         "expirationYear": "2030", "cvv": "123"}
-    data = payin_request_validate(body, merchant=merchant, livemode=livemode, today=services.sao_paulo_today())
-    return services.payin_create(merchant=merchant, livemode=livemode, data=data)
+    data = payin_request_validate(body, merchant=merchant, livemode=livemode, today=dates.sao_paulo_today())
+    return payins.payin_create(merchant=merchant, livemode=livemode, data=data)
 
 
 def paid(merchant, method: str = "PIX", *, amount: int = 10000, livemode: bool = False, **fields) -> Payin:
     payin = charge(merchant, method, amount=amount, livemode=livemode, **fields)
     if method != "CREDIT_CARD":
         if livemode:
-            services.payin_pay(payin_id=payin.pk)
+            payins.payin_pay(payin_id=payin.pk)
         else:
-            sandbox.payin_simulate(merchant=merchant, payin_id=payin.pk, action="pay")
+            payin_sandbox.payin_simulate(merchant=merchant, payin_id=payin.pk, action="pay")
     payin.refresh_from_db()
     return payin
 
 
 def fund(merchant, amount: int, *, livemode: bool = False, reason: str = "Initial funds") -> None:
-    services.adjustment_create(merchant=merchant, livemode=livemode, amount=amount, reason=reason,
+    ledger.adjustment_create(merchant=merchant, livemode=livemode, amount=amount, reason=reason,
                                staff=UserFactory(is_staff=True))
 
 
@@ -173,7 +181,7 @@ def test_overview_counts_only_the_sessions_mode(dash, merchant):
 
 
 def test_daily_volume_buckets_by_sao_paulo_day(merchant):
-    today = services.sao_paulo_today()
+    today = dates.sao_paulo_today()
     late = paid(merchant, amount=20000, reference_id="late-night")
     paid(merchant, amount=5000, reference_id="today")
     paid(MerchantFactory(), amount=7000)  # another merchant's money is not ours
@@ -219,7 +227,7 @@ def test_charge_list_filters_and_search(dash, merchant):
         assert response.status_code == 200
         return set(CHARGE_LINK.findall(response.content.decode()))
 
-    today = services.sao_paulo_today()
+    today = dates.sao_paulo_today()
     assert ids({"status": "PAID"}) == {str(paid_pix.pk), str(card.pk)}
     assert ids({"method": "BOLETO"}) == {str(boleto.pk)}
     assert ids({"status": "PENDING", "method": "PIX"}) == {str(pending.pk)}
@@ -241,7 +249,7 @@ def test_charge_list_shows_an_invalid_date_beside_its_input(dash, merchant):
 
 
 def test_charge_list_pages_by_cursor_without_duplicates(dash, merchant, monkeypatch):
-    monkeypatch.setattr(dashboard_views, "PAGE_SIZE", 2)
+    monkeypatch.setattr(dashboard_pages, "PAGE_SIZE", 2)
     made = {str(charge(merchant, reference_id=f"order-{i}").pk) for i in range(5)}
     charge(merchant, "BOLETO", reference_id="not-pix")
 
@@ -466,12 +474,12 @@ def test_refund_form_corrected_after_an_error_can_be_sent(dash, merchant):
     ("1.234", 123400), ("0,5", 50), ("50", 5000), (" 7,00 ", 700), ("1.234.567,89", 123456789), ("12.3", 1230),
 ])
 def test_cents_parse_reads_reais_as_people_type_them(text, cents):
-    assert dashboard_views.cents_parse(text) == cents
+    assert dashboard_forms.cents_parse(text) == cents
 
 
 @pytest.mark.parametrize("text", ["", "abc", "12,345", "1,234", "1.23.4", "12,", "-5", "1e3", "12.345,6,7", "٣"])
 def test_cents_parse_refuses_what_is_ambiguous(text):
-    assert dashboard_views.cents_parse(text) is None
+    assert dashboard_forms.cents_parse(text) is None
 
 
 # === Payouts =========================================================================================================
@@ -495,7 +503,7 @@ def test_payouts_empty_state(dash):
 
 
 def test_payout_list_filters_search_and_pages(dash, merchant, monkeypatch):
-    monkeypatch.setattr(dashboard_views, "PAGE_SIZE", 2)
+    monkeypatch.setattr(dashboard_pages, "PAGE_SIZE", 2)
     fund(merchant, 100000)
     made = [payout(merchant, 1000, reference_id=f"p-{i}") for i in range(3)]
     payouts.payout_cancel(merchant=merchant, livemode=False, payout_id=made[0].pk)
@@ -683,7 +691,7 @@ def test_statement_empty_state(dash):
 
 
 def test_statement_pages_without_duplicates(dash, merchant, monkeypatch):
-    monkeypatch.setattr(dashboard_views, "PAGE_SIZE", 2)
+    monkeypatch.setattr(dashboard_pages, "PAGE_SIZE", 2)
     paid(merchant, amount=10000, reference_id="a")
     paid(merchant, amount=20000, reference_id="b")
     fund(merchant, 500)  # 5 lines
@@ -706,7 +714,7 @@ def test_statement_csv_streams_every_line_with_injection_guarded(dash, merchant)
     response = dash.get("/dashboard/statement.csv")
 
     assert isinstance(response, StreamingHttpResponse)
-    today = services.sao_paulo_today().isoformat()
+    today = dates.sao_paulo_today().isoformat()
     assert response["Content-Disposition"] == f'attachment; filename="statement-test-{today}.csv"'
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
@@ -726,7 +734,7 @@ def test_statement_csv_streams_every_line_with_injection_guarded(dash, merchant)
 def test_statement_csv_of_a_day_range_and_of_the_live_mode(dash, merchant):
     paid(merchant, amount=10000)
     paid(merchant, amount=3000, livemode=True)
-    tomorrow = (services.sao_paulo_today() + timedelta(days=1)).isoformat()
+    tomorrow = (dates.sao_paulo_today() + timedelta(days=1)).isoformat()
 
     future = list(csv.reader(io.StringIO(b"".join(dash.get(
         "/dashboard/statement.csv", {"created_from": tomorrow}).streaming_content).decode())))
@@ -740,7 +748,7 @@ def test_statement_csv_of_a_day_range_and_of_the_live_mode(dash, merchant):
 
 
 def test_csv_safe_guards_only_formula_starts():
-    assert [dashboard_views.csv_safe(t) for t in ("=1+1", "+55", "-x", "@SUM", "ok", "", "a=b")] == [
+    assert [dashboard_statement.csv_safe(t) for t in ("=1+1", "+55", "-x", "@SUM", "ok", "", "a=b")] == [
         "'=1+1", "'+55", "'-x", "'@SUM", "ok", "", "a=b"]
 
 
@@ -861,6 +869,6 @@ def test_charge_detail_queries_do_not_grow_with_events(dash, merchant):
 
     few = queries()
     for _ in range(3):
-        services.refund_create(merchant=merchant, livemode=False, payin_id=card.pk, amount=100, reason="")
+        refunds.refund_create(merchant=merchant, livemode=False, payin_id=card.pk, amount=100, reason="")
 
     assert queries() == few

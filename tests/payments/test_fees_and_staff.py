@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from payments import fees
-from payments.ledger import balance_get
+from payments import policy
+from payments.ledger.selectors import balance_get
 from payments.models import BalanceAdjustment, LedgerEntry, Payin, Payout
 from tests.factories import MerchantFactory, UserFactory
 
@@ -28,32 +28,32 @@ from tests.factories import MerchantFactory, UserFactory
 ])
 def test_default_fees_round_half_up_to_the_cent(method, amount, fee):
     merchant = MerchantFactory.build()
-    assert fees.payin_fee(merchant=merchant, payment_method=method, amount=amount) == fee
+    assert policy.payin_fee(merchant=merchant, payment_method=method, amount=amount) == fee
 
 
 def test_a_fee_never_exceeds_the_amount():
     merchant = MerchantFactory.build(boleto_fee_fixed=100_000, card_fee_fixed=5_000)
-    assert fees.payin_fee(merchant=merchant, payment_method="BOLETO", amount=500) == 500
-    assert fees.payin_fee(merchant=merchant, payment_method="CREDIT_CARD", amount=100) == 100
+    assert policy.payin_fee(merchant=merchant, payment_method="BOLETO", amount=500) == 500
+    assert policy.payin_fee(merchant=merchant, payment_method="CREDIT_CARD", amount=100) == 100
 
 
 def test_merchant_overrides_replace_the_defaults_and_zero_is_an_override():
     merchant = MerchantFactory.build(pix_fee_bps=0, card_fee_bps=250, card_fee_fixed=0, boleto_fee_fixed=200,
                                      payout_fee_fixed=15, card_settlement_days=2)
-    assert fees.payin_fee(merchant=merchant, payment_method="PIX", amount=10_000) == 0
-    assert fees.payin_fee(merchant=merchant, payment_method="CREDIT_CARD", amount=10_000) == 250
-    assert fees.payin_fee(merchant=merchant, payment_method="BOLETO", amount=10_000) == 200
-    assert fees.payout_fee(merchant=merchant, amount=10_000) == 15
-    assert fees.card_settlement_days(merchant=merchant, livemode=True) == 2
-    assert fees.card_settlement_days(merchant=merchant, livemode=False) == 0
+    assert policy.payin_fee(merchant=merchant, payment_method="PIX", amount=10_000) == 0
+    assert policy.payin_fee(merchant=merchant, payment_method="CREDIT_CARD", amount=10_000) == 250
+    assert policy.payin_fee(merchant=merchant, payment_method="BOLETO", amount=10_000) == 200
+    assert policy.payout_fee(merchant=merchant, amount=10_000) == 15
+    assert policy.card_settlement_days(merchant=merchant, livemode=True) == 2
+    assert policy.card_settlement_days(merchant=merchant, livemode=False) == 0
 
 
 def test_settings_defaults_apply_when_there_is_no_override(settings):
     settings.FEE_PIX_BPS = 150
     settings.CARD_SETTLEMENT_DAYS = 14
     merchant = MerchantFactory.build()
-    assert fees.payin_fee(merchant=merchant, payment_method="PIX", amount=10_000) == 150
-    assert fees.card_settlement_days(merchant=merchant, livemode=True) == 14
+    assert policy.payin_fee(merchant=merchant, payment_method="PIX", amount=10_000) == 150
+    assert policy.card_settlement_days(merchant=merchant, livemode=True) == 14
 
 
 @pytest.fixture

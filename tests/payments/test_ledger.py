@@ -6,8 +6,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from payments import ledger
-from payments.ledger import Leg
+from payments.ledger import selectors as ledger_selectors
+from payments.ledger import services as ledger
+from payments.ledger.services import Leg
 from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction, LineType
 from tests.conftest import run_in_threads
 from tests.factories import MerchantFactory
@@ -37,7 +38,8 @@ def test_a_movement_updates_balances_and_writes_entries_with_running_balances():
 
     movement = pay_in(merchant, 10_000, 99)
 
-    assert ledger.balance_get(merchant=merchant, livemode=False) == ledger.Balance(available=9_901, pending=0)
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False) == ledger_selectors.Balance(
+        available=9_901, pending=0)
     assert list(movement.entries.order_by("id").values_list("account__kind", "amount", "line_type",
                                                             "balance_after")) == [
         ("rail_in", -10_000, "payin", -10_000),
@@ -62,9 +64,9 @@ def test_modes_and_merchants_have_their_own_accounts():
 
     pay_in(merchant, 5_000, 0, livemode=True)
 
-    assert ledger.balance_get(merchant=merchant, livemode=True).available == 5_000
-    assert ledger.balance_get(merchant=merchant, livemode=False).available == 0
-    assert ledger.balance_get(merchant=other, livemode=True).available == 0
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=True).available == 5_000
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False).available == 0
+    assert ledger_selectors.balance_get(merchant=other, livemode=True).available == 0
 
 
 @pytest.mark.django_db
@@ -101,7 +103,7 @@ def test_a_rolled_back_change_takes_its_movement_with_it():
             Leg(AccountKind.AVAILABLE, 500, LineType.PAYIN), Leg(AccountKind.RAIL_IN, -500, LineType.PAYIN)])
         raise RuntimeError("the status change failed after the movement was written")
 
-    assert ledger.balance_get(merchant=merchant, livemode=False).available == 0
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False).available == 0
     assert LedgerEntry.objects.count() == 0
 
 
@@ -155,7 +157,7 @@ def test_concurrent_movements_in_opposite_orders_neither_deadlock_nor_lose_a_cen
     results = run_in_threads(40, move)
 
     assert results == [None] * 40
-    assert ledger.balance_get(merchant=merchant, livemode=False).available == 10_000 - 40 * 7
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False).available == 10_000 - 40 * 7
     assert check().startswith("ledger ok")
 
 
@@ -181,7 +183,7 @@ def test_check_then_debit_under_the_lock_never_overdraws():
 
     assert results.count(True) == 14
     assert results.count(False) == 26
-    assert ledger.balance_get(merchant=merchant, livemode=False).available == 2
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False).available == 2
     assert check().startswith("ledger ok")
 
 
@@ -232,7 +234,7 @@ def test_a_second_check_in_the_same_transaction_sees_the_first_movement():
                 debits.append(n)
 
     assert debits == [0]
-    assert ledger.balance_get(merchant=merchant, livemode=False).available == 3
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False).available == 3
 
 
 @pytest.mark.django_db

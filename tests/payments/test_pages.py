@@ -16,10 +16,11 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.utils import timezone
 
-from payments import pages
+from accounts.selectors import merchant_display_name
 from payments.formats import boleto, pix
+from payments.hosted import links
+from payments.hosted import views as hosted
 from payments.models import Payin, PayinStatus, PaymentMethod
-from payments.selectors import merchant_display_name
 from payments.templatetags.payments_format import br_document, brl, cep, sp_date, sp_datetime, sp_time
 from tests.payments.test_itf import itf_decode, svg_modules
 
@@ -82,9 +83,9 @@ def test_url_helpers(merchant, settings):
     settings.PUBLIC_BASE_URL = "https://pay.example.com"
     payin = make_payin(merchant, PaymentMethod.PIX)
 
-    assert pages.payment_url(payin) == f"https://pay.example.com/pay/{payin.public_token}"
-    assert pages.boleto_url(payin) == f"https://pay.example.com/pay/{payin.public_token}/boleto"
-    assert pages.qrcode_image_url(payin) == (
+    assert links.payment_url(payin) == f"https://pay.example.com/pay/{payin.public_token}"
+    assert links.boleto_url(payin) == f"https://pay.example.com/pay/{payin.public_token}/boleto"
+    assert links.qrcode_image_url(payin) == (
         f"https://pay.example.com/payin/{payin.id}/qrcode.png?token={payin.public_token}")
 
 
@@ -100,7 +101,7 @@ def test_pix_page_shows_what_the_payer_needs(client, merchant):
     assert escape(merchant_display_name(merchant)) in html
     assert "Pedido 42: camiseta" in html
     assert f'readonly rows="4" spellcheck="false" autocomplete="off">{escape(payin.pix_payload)}</textarea>' in html
-    assert f'src="{escape(pages.qrcode_image_url(payin))}"' in html
+    assert f'src="{escape(links.qrcode_image_url(payin))}"' in html
     assert 'alt="Pix QR code for R$ 1.234,56' in html
     assert 'data-copy="pix-code"' in html and "Copy code" in html
     assert 'data-expires-at="2099-01-02T03:04:05.678Z"' in html
@@ -373,7 +374,7 @@ def test_boleto_with_inconsistent_line_and_barcode_is_never_shown(client, mercha
 @pytest.mark.parametrize(("bank", "digit"), [("001", "9"), ("341", "7"), ("237", "2"), ("104", "0"), ("033", "7"),
                                              ("756", "0")])
 def test_bank_code_check_digit(bank, digit):
-    assert pages._bank_code_check_digit(bank) == digit
+    assert hosted._bank_code_check_digit(bank) == digit
 
 
 # --- Template filters ------------------------------------------------------------------------------------------------

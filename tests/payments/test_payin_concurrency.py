@@ -17,8 +17,10 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone
 
-from payments import ledger, sandbox, services, tasks
+from config import dates
 from payments.formats import boleto
+from payments.ledger import selectors as ledger_selectors
+from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import (
     AccountKind,
@@ -32,7 +34,12 @@ from payments.models import (
     RefundStatus,
     SimulatorOperation,
 )
-from payments.notifications import notification_receive
+from payments.payins import cards as card_charges
+from payments.payins import refunds
+from payments.payins import sandbox as payin_sandbox
+from payments.payins import services as payins
+from payments.payins import tasks as payin_tasks
+from payments.payins.notifications import notification_receive
 from tests.conftest import run_in_threads
 from tests.factories import ApiKeyFactory, UserFactory
 from webhooks.models import Event
@@ -78,7 +85,7 @@ def without_fees(merchant) -> None:
 
 
 def available(merchant, livemode: bool = False) -> int:
-    return ledger.balance_get(merchant=merchant, livemode=livemode).available
+    return ledger_selectors.balance_get(merchant=merchant, livemode=livemode).available
 
 
 def events_of(payin_id) -> Counter:
@@ -123,7 +130,7 @@ def error_code(response) -> str:
 def test_thirty_concurrent_rail_confirmations_credit_a_pix_charge_once(api, merchant):
     charge = create(api, body_of("PIX"))
 
-    results = run_in_threads(30, lambda i: services.payin_pay(payin_id=charge["id"]))
+    results = run_in_threads(30, lambda i: payins.payin_pay(payin_id=charge["id"]))
 
     assert [r for r in results if isinstance(r, Exception)] == []
     assert sum(r is not None for r in results) == 1  # the others found it PAID: a no-op, not a second credit
@@ -183,9 +190,9 @@ def test_thirty_concurrent_sandbox_pay_requests_credit_a_pix_charge_once(api, ap
 
 def test_a_late_confirmation_of_an_expired_charge_is_credited_once(api, merchant):
     charge = create(api, body_of("PIX"))
-    services.payin_expire(payin_id=charge["id"])
+    payins.payin_expire(payin_id=charge["id"])
 
-    results = run_in_threads(10, lambda i: services.payin_pay(payin_id=charge["id"]))
+    results = run_in_threads(10, lambda i: payins.payin_pay(payin_id=charge["id"]))
 
     assert sum(r is not None for r in results) == 1
     assert Payin.objects.get(pk=charge["id"]).status == PayinStatus.PAID
@@ -208,7 +215,7 @@ def test_concurrent_refunds_never_exceed_the_charge_or_the_balance(api, api_clie
     without_fees(merchant)
     charge = create(api, body_of("CREDIT_CARD", 10_000))
     if debit:
-        services.adjustment_create(merchant=merchant, livemode=False, amount=-debit, reason="test: lower the balance",
+        ledger.adjustment_create(merchant=merchant, livemode=False, amount=-debit, reason="test: lower the balance",
                                    staff=UserFactory(is_staff=True))
     assert available(merchant) == 10_000 - debit
     clients = [api_client_for(*test_key) for _ in range(20)]
@@ -310,8 +317,8 @@ def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, m
 
         def act(i: int, charge_id=charge["id"]):
             if i == 0:
-                return sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="chargeback").status
-            return services.refund_create(merchant=merchant, livemode=False, payin_id=charge_id, amount=1_000,
+                return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="chargeback").status
+            return refunds.refund_create(merchant=merchant, livemode=False, payin_id=charge_id, amount=1_000,
                                           reason="").status
 
         chargeback, refund = run_in_threads(2, act)
@@ -319,10 +326,10 @@ def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, m
         charged_back = SimulatorOperation.objects.filter(kind="chargeback", reference=charge["id"]).exists()
         if status == PayinStatus.CHARGEBACK:
             assert chargeback == PayinStatus.CHARGEBACK and charged_back
-            assert isinstance(refund, services.InvalidState)  # a charged-back charge cannot be refunded
+            assert isinstance(refund, payins.InvalidState)  # a charged-back charge cannot be refunded
         else:
             assert status == PayinStatus.PARTIALLY_REFUNDED and refund == "SUCCEEDED"
-            assert isinstance(chargeback, services.InvalidState) and not charged_back
+            assert isinstance(chargeback, payins.InvalidState) and not charged_back
     assert ledger_clean()
 
 
@@ -332,17 +339,17 @@ def test_a_sandbox_payment_racing_a_cancel_happens_whole_or_is_refused(api, merc
 
         def act(i: int, charge_id=charge["id"]):
             if i == 0:
-                return sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="pay").status
-            return services.payin_cancel(merchant=merchant, livemode=False, payin_id=charge_id).status
+                return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="pay").status
+            return payins.payin_cancel(merchant=merchant, livemode=False, payin_id=charge_id).status
 
         paid, canceled = run_in_threads(2, act)
         status = Payin.objects.get(pk=charge["id"]).status
         money_in = SimulatorOperation.objects.filter(kind="payin", key=charge["id"]).exists()
         if status == PayinStatus.PAID:
-            assert paid == PayinStatus.PAID and money_in and isinstance(canceled, services.InvalidState)
+            assert paid == PayinStatus.PAID and money_in and isinstance(canceled, payins.InvalidState)
         else:
             assert status == PayinStatus.CANCELED and canceled == PayinStatus.CANCELED
-            assert isinstance(paid, services.InvalidState) and not money_in
+            assert isinstance(paid, payins.InvalidState) and not money_in
     assert ledger_clean()
 
 
@@ -356,17 +363,17 @@ def test_pay_expire_and_cancel_racing_on_pix_charges_end_in_one_legal_state(api,
         if actor == 0:
             # The confirmation comes a little later on some charges, so that every order happens in one run.
             time.sleep((i // 3) % 4 * 0.04)
-            return services.payin_pay(payin_id=charge["id"]) is not None
+            return payins.payin_pay(payin_id=charge["id"]) is not None
         if actor == 1:
             try:
-                services.payin_expire(payin_id=charge["id"])
+                payins.payin_expire(payin_id=charge["id"])
                 return True
-            except services.InvalidState:
+            except payins.InvalidState:
                 return False
         try:
-            services.payin_cancel(merchant=merchant, livemode=False, payin_id=charge["id"])
+            payins.payin_cancel(merchant=merchant, livemode=False, payin_id=charge["id"])
             return True
-        except services.InvalidState:
+        except payins.InvalidState:
             return False
 
     results = run_in_threads(len(charges) * 3, act)
@@ -399,11 +406,11 @@ def test_a_pix_refund_in_flight_racing_a_chargeback_never_returns_more_than_the_
     (SPEC §3.3: the payer's bank takes it all back whatever a refund is doing), so once the refund settles the payer
     got both, as in the real world, and the merchant's balance shows it. Either order ends in one legal state, each
     movement once, the ledger balanced."""
-    monkeypatch.setattr(tasks.refund_reconcile, "apply_async", lambda *args, **kwargs: None)  # resolved by hand
+    monkeypatch.setattr(payin_tasks.refund_reconcile, "apply_async", lambda *args, **kwargs: None)  # resolved by hand
     without_fees(merchant)
     charges = [create(api, body_of("PIX", reference=f"order-{n}")) for n in range(8)]
     for charge in charges:
-        services.payin_pay(payin_id=charge["id"])
+        payins.payin_pay(payin_id=charge["id"])
     clients = [api_client_for(*test_key) for _ in range(len(charges))]
 
     def act(i: int):
@@ -411,13 +418,13 @@ def test_a_pix_refund_in_flight_racing_a_chargeback_never_returns_more_than_the_
         if i % 2 == 0:
             return clients[i // 2].post(f"/payin/{charge['id']}/refunds", {"amount": 4_000}, format="json")
         try:
-            return services.payin_chargeback(payin_id=charge["id"])
-        except services.InvalidState as exc:
+            return payins.payin_chargeback(payin_id=charge["id"])
+        except payins.InvalidState as exc:
             return exc
 
     results = run_in_threads(len(charges) * 2, act)
     for refund in Refund.objects.filter(status=RefundStatus.PENDING):
-        services.refund_resolve(refund_id=refund.pk, status=RefundStatus.SUCCEEDED)
+        refunds.refund_resolve(refund_id=refund.pk, status=RefundStatus.SUCCEEDED)
 
     refunded_first = 0
     for n, charge in enumerate(charges):
@@ -448,14 +455,14 @@ def test_ten_concurrent_chargebacks_of_one_charge_debit_it_once(api, merchant):
 
     def chargeback(i: int):
         try:
-            return services.payin_chargeback(payin_id=charge["id"])
-        except services.InvalidState as exc:
+            return payins.payin_chargeback(payin_id=charge["id"])
+        except payins.InvalidState as exc:
             return exc
 
     results = run_in_threads(10, chargeback)
 
     assert sum(isinstance(r, Payin) for r in results) == 1
-    assert sum(isinstance(r, services.InvalidState) for r in results) == 9
+    assert sum(isinstance(r, payins.InvalidState) for r in results) == 9
     assert rail_out_of(charge["id"]) == 10_000
     assert available(merchant) == charge["netAmount"] - 10_000
     assert events_of(charge["id"]) == {"payin.paid": 1, "payin.chargeback": 1}
@@ -468,9 +475,9 @@ def test_four_concurrent_expiry_jobs_expire_each_charge_once(api, merchant):
     boletos = [create(api, body_of("BOLETO", reference=f"boleto-{n}"))["id"] for n in range(25)]
     not_due = [create(api, body_of(method, reference="later"))["id"] for method in ("PIX", "BOLETO")]
     Payin.objects.filter(pk__in=pix).update(pix_expires_at=timezone.now() - timedelta(minutes=1))
-    Payin.objects.filter(pk__in=boletos).update(boleto_due_date=services.sao_paulo_today() - timedelta(days=1))
+    Payin.objects.filter(pk__in=boletos).update(boleto_due_date=dates.sao_paulo_today() - timedelta(days=1))
 
-    counts = run_in_threads(4, lambda i: tasks.payins_expire())
+    counts = run_in_threads(4, lambda i: payin_tasks.payins_expire())
 
     assert [c for c in counts if isinstance(c, Exception)] == []
     assert sum(counts) == 50
@@ -487,19 +494,21 @@ def test_four_concurrent_settlement_jobs_release_each_card_charge_once(api_clien
                for n in range(20)]
     nets = sum(charge["netAmount"] for charge in charges)
     assert {charge["status"] for charge in charges} == {"PAID"}
-    assert ledger.balance_get(merchant=merchant, livemode=True) == ledger.Balance(available=0, pending=nets)
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=True) == ledger_selectors.Balance(
+        available=0, pending=nets)
     later = timezone.now() + timedelta(days=31)
 
-    counts = run_in_threads(4, lambda i: services.card_settlements_release(now=later))
+    counts = run_in_threads(4, lambda i: card_charges.card_settlements_release(now=later))
 
     assert [c for c in counts if isinstance(c, Exception)] == []
     assert sum(counts) == 20
-    assert ledger.balance_get(merchant=merchant, livemode=True) == ledger.Balance(available=nets, pending=0)
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=True) == ledger_selectors.Balance(
+        available=nets, pending=0)
     assert not Payin.objects.filter(settle_at__isnull=False).exists()
     settlements = Counter(LedgerTransaction.objects.filter(entries__line_type=LineType.SETTLEMENT)
                           .distinct().values_list("object_id", flat=True))
     assert settlements == {charge["id"]: 1 for charge in charges}
-    assert services.card_settlements_release(now=later) == 0
+    assert card_charges.card_settlements_release(now=later) == 0
     assert ledger_clean()
 
 

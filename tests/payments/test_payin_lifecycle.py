@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from payments import services
 from payments.models import CardToken, LedgerEntry, LedgerTransaction, Payin, RailNotification
-from payments.notifications import notification_receive
+from payments.payins import cards as card_charges
+from payments.payins import services as payins
+from payments.payins.notifications import notification_receive
 from payments.rails.base import InvalidNotification, RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
@@ -308,15 +309,15 @@ def test_payins_expire_expires_pix_past_expiration_and_boletos_past_due_date_onl
     def now_statuses():
         return {name: get(api, charge["id"])["status"] for name, charge in statuses.items()}
 
-    assert services.payins_expire(now=NOW + timedelta(seconds=3599)) == 0
-    assert services.payins_expire(now=NOW + timedelta(seconds=3600)) == 1
+    assert payins.payins_expire(now=NOW + timedelta(seconds=3599)) == 0
+    assert payins.payins_expire(now=NOW + timedelta(seconds=3600)) == 1
     assert now_statuses() == {"1h": "EXPIRED", "2h": "PENDING", "b23": "PENDING", "b25": "PENDING", "card": "PAID",
                               "canceled": "CANCELED", "paid": "PAID"}
     # 2025-11-23 23:59:59 in São Paulo (already the 24th in UTC): the boleto due on the 23rd is not past due yet.
-    assert services.payins_expire(now=datetime(2025, 11, 24, 2, 59, 59, tzinfo=UTC)) == 1
+    assert payins.payins_expire(now=datetime(2025, 11, 24, 2, 59, 59, tzinfo=UTC)) == 1
     assert now_statuses()["b23"] == "PENDING"
-    assert services.payins_expire(now=datetime(2025, 11, 24, 3, 0, tzinfo=UTC)) == 1
-    assert services.payins_expire(now=datetime(2025, 11, 24, 3, 0, tzinfo=UTC)) == 0
+    assert payins.payins_expire(now=datetime(2025, 11, 24, 3, 0, tzinfo=UTC)) == 1
+    assert payins.payins_expire(now=datetime(2025, 11, 24, 3, 0, tzinfo=UTC)) == 0
     assert now_statuses() == {"1h": "EXPIRED", "2h": "EXPIRED", "b23": "EXPIRED", "b25": "PENDING", "card": "PAID",
                               "canceled": "CANCELED", "paid": "PAID"}
     for charge in (pix_1h, pix_2h, boleto_23):
@@ -338,11 +339,11 @@ def test_card_settlement_in_live_mode_goes_to_pending_then_available(db, api_cli
         line("payin", 10000, 10000, object_id=charge["id"], description="CREDIT_CARD charge", balance="pending"),
     ]
     paid_at = datetime.fromisoformat(charge["paidAt"].replace("Z", "+00:00"))
-    assert services.card_settlements_release(now=paid_at + timedelta(days=29)) == 0
+    assert card_charges.card_settlements_release(now=paid_at + timedelta(days=29)) == 0
     assert balance(live)["pending"] == 9562
 
-    assert services.card_settlements_release(now=paid_at + timedelta(days=31)) == 1
-    assert services.card_settlements_release(now=paid_at + timedelta(days=31)) == 0
+    assert card_charges.card_settlements_release(now=paid_at + timedelta(days=31)) == 1
+    assert card_charges.card_settlements_release(now=paid_at + timedelta(days=31)) == 0
 
     assert balance(live) == {"available": 9562, "pending": 0, "currency": "BRL", "livemode": True}
     assert statement(live)[:2] == [
@@ -356,7 +357,7 @@ def test_card_settlement_in_live_mode_goes_to_pending_then_available(db, api_cli
 def test_test_mode_cards_are_available_at_once_and_never_released_again(api):
     create(api, "CREDIT_CARD", amount=10000)
 
-    assert services.card_settlements_release(now=timezone.now() + timedelta(days=400)) == 0
+    assert card_charges.card_settlements_release(now=timezone.now() + timedelta(days=400)) == 0
 
     assert balance(api) == {"available": 9562, "pending": 0, "currency": "BRL", "livemode": False}
 
@@ -396,10 +397,10 @@ def test_a_card_rail_timeout_leaves_the_charge_pending_and_reconciliation_pays_i
     assert created == envelope(created, type="payin.created", obj=pending, previous_status=None)
     assert balance(api)["available"] == 0
     monkeypatch.undo()
-    assert services.card_charges_reconcile() == 0  # younger than 30 s: the rail may still answer
+    assert card_charges.card_charges_reconcile() == 0  # younger than 30 s: the rail may still answer
 
-    assert services.card_charges_reconcile(older_than=timedelta(0)) == 1
-    assert services.card_charges_reconcile(older_than=timedelta(0)) == 0
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 1
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 0
 
     paid = get(api, pending["id"])
     assert paid == {**pending, "status": "PAID", "paidAt": paid["paidAt"], "updatedAt": paid["updatedAt"],
@@ -417,7 +418,7 @@ def test_a_card_rail_timeout_on_a_declined_card_reconciles_to_failed(api, monkey
     pending = create(api, "CREDIT_CARD", card=card_with("4000000000009995"))
     monkeypatch.undo()
 
-    assert services.card_charges_reconcile(older_than=timedelta(0)) == 1
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 1
 
     failed = get(api, pending["id"])
     assert failed == {**pending, "status": "FAILED", "updatedAt": failed["updatedAt"],
@@ -432,7 +433,7 @@ def test_a_card_that_never_reached_the_rail_reconciles_to_failed(api, monkeypatc
     pending = create(api, "CREDIT_CARD")
     monkeypatch.undo()
 
-    assert services.card_charges_reconcile(older_than=timedelta(0)) == 1
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 1
 
     failed = get(api, pending["id"])
     assert (failed["status"], failed["failureCode"]) == ("FAILED", "processing_error")

@@ -8,7 +8,7 @@ import pytest
 
 from config.errors import DomainError, as_domain_error, error_body
 from payments.models import CardToken
-from payments.validation import payin_request_validate
+from payments.payins.validation import payin_request_validate
 from tests.factories import MerchantFactory
 
 TODAY = date(2026, 11, 20)

@@ -17,13 +17,11 @@ import pytest
 from rest_framework import serializers
 
 from config.errors import DomainError
-from payments import validation
+from payments.fields import METADATA_KEY_MAX_LENGTH, METADATA_MAX_KEYS, METADATA_VALUE_MAX_LENGTH
 from payments.models import CardToken
-from payments.validation import (
+from payments.payins import validation as payin_validation
+from payments.payins.validation import (
     BOLETO_DUE_DAYS_MAX,
-    METADATA_KEY_MAX_LENGTH,
-    METADATA_MAX_KEYS,
-    METADATA_VALUE_MAX_LENGTH,
     MIN_AMOUNT,
     PayinRequestSerializer,
     _fast_validate,
@@ -276,7 +274,7 @@ def test_fast_path_agrees_with_the_serializers_on_every_mutation(merchant_with_t
 def test_bench_bodies_take_the_fast_path(merchant, monkeypatch, method):
     body = bench_body(method)
     expected = _validate_with_serializers(body, merchant=merchant, livemode=False, today=TODAY)
-    monkeypatch.setattr(validation, "_validate_with_serializers", pytest.fail)
+    monkeypatch.setattr(payin_validation, "_validate_with_serializers", pytest.fail)
 
     result = payin_request_validate(body, merchant=merchant, livemode=False, today=TODAY)
 
@@ -300,10 +298,10 @@ def test_fast_path_knows_every_field_of_the_serializers():
     def names(serializer) -> set[str]:
         return set(serializer().fields)
 
-    assert validation._FAST_FIELDS == names(PayinRequestSerializer) - {"webhookUrl"}
-    assert validation._FAST_CUSTOMER_FIELDS == names(validation._CustomerSerializer)
-    assert validation._FAST_ADDRESS_FIELDS == names(validation._AddressSerializer)
-    assert validation._FAST_ITEM_FIELDS == names(validation._ItemSerializer)
-    assert validation._FAST_CARD_FIELDS == names(validation._CardSerializer) - {"token"}
-    assert validation._FAST_PIX_FIELDS == names(validation._PixSerializer)
-    assert validation._FAST_BOLETO_FIELDS == names(validation._BoletoSerializer)
+    assert payin_validation._FAST_FIELDS == names(PayinRequestSerializer) - {"webhookUrl"}
+    assert payin_validation._FAST_CUSTOMER_FIELDS == names(payin_validation._CustomerSerializer)
+    assert payin_validation._FAST_ADDRESS_FIELDS == names(payin_validation._AddressSerializer)
+    assert payin_validation._FAST_ITEM_FIELDS == names(payin_validation._ItemSerializer)
+    assert payin_validation._FAST_CARD_FIELDS == names(payin_validation._CardSerializer) - {"token"}
+    assert payin_validation._FAST_PIX_FIELDS == names(payin_validation._PixSerializer)
+    assert payin_validation._FAST_BOLETO_FIELDS == names(payin_validation._BoletoSerializer)

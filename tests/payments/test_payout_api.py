@@ -15,9 +15,10 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from payments import payouts, tasks
+from payments.ledger.services import adjustment_create
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
-from payments.services import adjustment_create
+from payments.payouts import services as payouts
+from payments.payouts import tasks as payout_tasks
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.helpers import ISO_MS_Z, UUID, envelope, events_of, statement
 from webhooks.models import Delivery, Event
@@ -53,9 +54,10 @@ def payout_test_setup(settings, monkeypatch) -> list:
     settings.WEBHOOKS_ALLOW_HTTP = False
     monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: [PUBLIC_IP])
     sent: list = []
-    monkeypatch.setattr(tasks.payout_process, "delay", lambda **kwargs: sent.append(("payout_process", kwargs)))
-    monkeypatch.setattr(tasks.payouts_dispatch, "delay", lambda **kwargs: sent.append(("payouts_dispatch", kwargs)))
-    monkeypatch.setattr(tasks.payout_reconcile, "apply_async",
+    monkeypatch.setattr(payout_tasks.payout_process, "delay", lambda **kwargs: sent.append(("payout_process", kwargs)))
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay",
+                        lambda **kwargs: sent.append(("payouts_dispatch", kwargs)))
+    monkeypatch.setattr(payout_tasks.payout_reconcile, "apply_async",
                         lambda kwargs, countdown: sent.append(("payout_reconcile", kwargs, countdown)))
     return sent
 
@@ -345,11 +347,12 @@ def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_pa
     def broker_down(**kwargs):
         raise OSError("broker down")
 
-    monkeypatch.setattr(tasks.payouts_dispatch, "delay", broker_down)
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay", broker_down)
     with django_capture_on_commit_callbacks(execute=True):
         got = create(api, amount=1000, referenceId="p-1")
     assert got["status"] == "PENDING"  # accepted all the same: the reconciliation job would start it
-    monkeypatch.setattr(tasks.payouts_dispatch, "delay", lambda **kwargs: queued.append(("payouts_dispatch", kwargs)))
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay",
+                        lambda **kwargs: queued.append(("payouts_dispatch", kwargs)))
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-2")
     assert queued == [("payouts_dispatch", {})]

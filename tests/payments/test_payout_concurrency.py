@@ -28,7 +28,8 @@ from django.db import connection
 from django.db.models import Sum
 
 from config.celery import app as celery_app
-from payments import ledger, services
+from payments.ledger import selectors as ledger_selectors
+from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction, Payout, Refund, RefundStatus
 from tests.conftest import run_in_threads
@@ -153,7 +154,7 @@ def client(server, merchant) -> Client:
 
 # --- Helpers ---------------------------------------------------------------------------------------------------------
 def fund(merchant, amount: int) -> None:
-    services.adjustment_create(merchant=merchant, livemode=False, amount=amount, reason="test: fund the balance",
+    ledger.adjustment_create(merchant=merchant, livemode=False, amount=amount, reason="test: fund the balance",
                                staff=UserFactory(is_staff=True))
 
 
@@ -173,7 +174,7 @@ def card_charge(client: Client, amount: int, reference: str) -> dict:
 
 
 def available(merchant) -> int:
-    return ledger.balance_get(merchant=merchant, livemode=False).available
+    return ledger_selectors.balance_get(merchant=merchant, livemode=False).available
 
 
 def available_entries(merchant) -> list[int]:

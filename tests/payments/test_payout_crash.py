@@ -26,10 +26,12 @@ from django.db import connection
 from django.db.models import Sum
 
 from config.celery import app as celery_app
-from payments import ledger, payouts, services
+from payments.ledger import selectors as ledger_selectors
+from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import Payout, PayoutStatus, SimulatorOperation
-from payments.payout_validation import payout_request_validate
+from payments.payouts import services as payouts
+from payments.payouts.validation import payout_request_validate
 from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.test_worker import Processes
 from webhooks.models import Event
@@ -122,7 +124,7 @@ def wait_until(condition, *, timeout: float, why: str, logs) -> None:
 
 def test_a_worker_killed_twice_mid_send_pays_every_payout_exactly_once(workers):
     merchant = MerchantFactory()
-    services.adjustment_create(merchant=merchant, livemode=False, amount=FUNDED, reason="test: fund the balance",
+    ledger.adjustment_create(merchant=merchant, livemode=False, amount=FUNDED, reason="test: fund the balance",
                                staff=UserFactory(is_staff=True))
     created = [payout_create(merchant, n, failing=n % 8 == 3) for n in range(32)]
     ids = [p.pk for p in created]
@@ -178,5 +180,5 @@ def test_a_worker_killed_twice_mid_send_pays_every_payout_exactly_once(workers):
     assert events == Counter((str(pk), f"payout.{s}") for pk, p in final.items()
                              for s in ("created", "processing", p.status.lower()))  # each transition once
     completed = Payout.objects.filter(pk__in=ids, status=PayoutStatus.COMPLETED).aggregate(t=Sum("amount"))["t"]
-    assert ledger.balance_get(merchant=merchant, livemode=False).available == FUNDED - completed
+    assert ledger_selectors.balance_get(merchant=merchant, livemode=False).available == FUNDED - completed
     assert LedgerCheck().inspect()[0] == []

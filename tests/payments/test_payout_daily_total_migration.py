@@ -11,10 +11,12 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
-from payments import ledger, payouts, services
-from payments.ledger import Leg
+from config import dates
+from payments.ledger import services as ledger
+from payments.ledger.services import Leg
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal
+from payments.payouts import services as payouts
 from payments.rails.base import OperationStatus
 from tests.factories import MerchantFactory
 from tests.payments.test_payout_api import fund, payout_test_setup, post_payout
@@ -65,7 +67,7 @@ def accepted_by_the_previous_release(merchant, amount: int, reference: str) -> P
         old = Payout.objects.create(
             merchant=merchant, livemode=False, amount=amount, fee=0, pix_key="52998224725",
             pix_key_normalized="52998224725", pix_key_type="CPF", reference_id=reference,
-            external_id=f"E12345678202611210000{reference:0>11}"[:32], local_date=services.sao_paulo_today())
+            external_id=f"E12345678202611210000{reference:0>11}"[:32], local_date=dates.sao_paulo_today())
         ledger.post(merchant=merchant, livemode=False, object_type="payout", object_id=str(old.pk),
                     legs=[Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
                           Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount, LineType.PAYOUT)])

@@ -16,9 +16,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from payments import rails, tasks
+from payments import rails
 from payments.models import Payout, SimulatorOperation
-from payments.payouts import payout_process, payout_start, payouts_reconcile
+from payments.payouts import tasks as payout_tasks
+from payments.payouts.services import payout_process, payout_start, payouts_reconcile
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
@@ -188,7 +189,7 @@ def test_a_payout_stays_processing_until_the_rail_confirms(api, merchant, settin
 
     if how == "the countdown task":
         time_travel(seconds=3)
-        tasks.payout_reconcile(payout_id=created["id"])
+        payout_tasks.payout_reconcile(payout_id=created["id"])
     elif how == "the periodic job":
         time_travel(seconds=16)
         assert payouts_reconcile() == 1
@@ -227,7 +228,7 @@ def test_a_redelivered_task_does_nothing(api, merchant, settings):
     payout_process(payout_id=created["id"])
     before = footprint()
 
-    tasks.payout_process(payout_id=created["id"])
+    payout_tasks.payout_process(payout_id=created["id"])
 
     assert footprint() == before
     assert rail_state(created)[:4] == ("payout", "SUCCEEDED", "", 1)

@@ -3,7 +3,7 @@
 import pytest
 
 from config.errors import DomainError, as_domain_error, error_body
-from payments.payout_validation import payout_request_validate
+from payments.payouts.validation import payout_request_validate
 
 MISSING = object()
 

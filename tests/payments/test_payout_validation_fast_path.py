@@ -16,7 +16,7 @@ from accounts.models import Merchant
 from config.errors import DomainError
 from payments.formats import documents
 from payments.formats.pix_keys import PIX_KEY_TYPES
-from payments.payout_validation import _fast_validate, _validate_with_serializer, payout_request_validate
+from payments.payouts.validation import _fast_validate, _validate_with_serializer, payout_request_validate
 
 MAXIMUM = 5_000_000
 MISSING = object()

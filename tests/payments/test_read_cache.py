@@ -11,9 +11,9 @@ from django.core.cache.backends.locmem import LocMemCache
 
 from config import readcache
 from integrations import ratelimit
-from payments import services
 from payments.models import Payin
-from payments.serializers import payin_serialize
+from payments.payins import services as payins
+from payments.payins.serializers import payin_serialize
 from tests.factories import ApiKeyFactory, MerchantFactory
 from tests.payments.test_payin_api import create, get, simulate
 
@@ -73,7 +73,7 @@ def test_a_jobs_change_is_seen_too(api):
     charge = create(api)
     cached(api, charge["id"])
     Payin.objects.filter(pk=charge["id"]).update(pix_expires_at=datetime(2000, 1, 1, tzinfo=UTC))
-    services.payins_expire()
+    payins.payins_expire()
     assert get(api, charge["id"])["status"] == "EXPIRED"
 
 
@@ -131,5 +131,5 @@ def test_on_the_local_memory_cache_a_change_made_by_the_worker_is_seen_by_the_we
     with monkeypatch.context() as worker:  # the beat's expiry job, in the worker's process: its own memory
         worker.setattr(ratelimit, "cache", LocMemCache("celery-worker", {}))
         worker.setattr(readcache, "_entries", {})
-        assert services.payins_expire() == 1
+        assert payins.payins_expire() == 1
     assert get(api, charge["id"])["status"] == "EXPIRED"

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from payments import services
 from payments.models import LedgerEntry, LedgerTransaction, Refund
-from payments.notifications import notification_receive
+from payments.payins import refunds
+from payments.payins.notifications import notification_receive
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
@@ -294,11 +294,11 @@ def test_a_pix_refund_is_pending_until_the_rail_confirms(api, settings):
     validation(refund(api, charge["id"], {"amount": 1}), [
         {"param": "amount", "code": "refund_exceeds_remaining",
          "message": "At most 0 cents of this charge can still be refunded."}])
-    assert services.refunds_reconcile() == 0  # the simulator confirms after SIMULATOR_AUTO_CONFIRM_SECONDS
+    assert refunds.refunds_reconcile() == 0  # the simulator confirms after SIMULATOR_AUTO_CONFIRM_SECONDS
     settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0
 
-    assert services.refunds_reconcile() == 1
-    assert services.refunds_reconcile() == 0
+    assert refunds.refunds_reconcile() == 1
+    assert refunds.refunds_reconcile() == 0
 
     [succeeded] = api.get(f"/payin/{charge['id']}/refunds").json()["data"]
     assert succeeded == {**pending, "status": "SUCCEEDED", "updatedAt": succeeded["updatedAt"]}
@@ -320,7 +320,7 @@ def test_a_partial_pix_refund_makes_the_charge_partially_refunded(api, settings)
     charge = paid_pix(api, 10000)
 
     created = refund(api, charge["id"], {"amount": 4000}).json()
-    services.refunds_reconcile(older_than=timedelta(0))
+    refunds.refunds_reconcile(older_than=timedelta(0))
 
     assert created["status"] == "PENDING"
     partially = get(api, charge["id"])
@@ -402,5 +402,5 @@ def test_a_chargeback_while_a_pix_refund_is_pending_takes_the_whole_amount(api, 
     assert response.status_code == 200
     assert response.json()["status"] == "CHARGEBACK"
     assert balance(api)["available"] == 19802 + 9901 - refund_amount - 10000
-    services.refund_resolve(refund_id=pending["id"], status="FAILED", failure_code="rail_error")
+    refunds.refund_resolve(refund_id=pending["id"], status="FAILED", failure_code="rail_error")
     assert balance(api)["available"] == 19802 + 9901 - 10000

@@ -15,7 +15,7 @@ from payments.models import (
     Refund,
     RefundStatus,
 )
-from payments.selectors import payout_day_totals
+from payments.payouts.selectors import payout_day_totals
 
 PAID_STATUSES = [PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED, PayinStatus.CHARGEBACK]
 

@@ -14,10 +14,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from accounts.models import Merchant
-from payments import ledger
+from config.dates import sao_paulo_today
+from payments.ledger import services as ledger
 from payments.models import Payout, PayoutDailyTotal
-from payments.selectors import payout_day_totals
-from payments.services import sao_paulo_today
+from payments.payouts.selectors import payout_day_totals
 
 
 class Command(BaseCommand):

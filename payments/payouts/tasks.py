@@ -1,5 +1,5 @@
-"""Pay-in jobs (SPEC §8). Each is idempotent and safe on several workers at once: every change is a conditional
-transition on a locked row, so two workers racing over one charge move it once."""
+"""Payout jobs (SPEC §8): thin wrappers queuing the payout services; every change they make is a conditional
+transition on a locked row, so a task run twice moves a payout once."""
 
 import logging
 from datetime import timedelta
@@ -7,30 +7,9 @@ from datetime import timedelta
 from celery import shared_task
 from celery.signals import worker_ready
 
-from payments import payouts, services
+from payments.payouts import services as payouts
 
 logger = logging.getLogger(__name__)
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def payins_expire() -> int:
-    return services.payins_expire()
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def card_settlements_release() -> int:
-    return services.card_settlements_release()
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def rail_reconcile() -> int:
-    return services.card_charges_reconcile() + services.refunds_reconcile()
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def refund_reconcile(*, refund_id: str) -> int:
-    """Ask the rail about one refund at the moment it is expected to be settled (the periodic job is the net)."""
-    return services.refunds_reconcile(refund_ids=[refund_id])
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -40,7 +19,7 @@ def payout_process(*, payout_id: str) -> None:
 
 @shared_task(acks_late=True, ignore_result=True)
 def payouts_dispatch() -> int:
-    """One message per burst of new payouts (see payments.payouts._dispatch_soon): a task per PENDING payout."""
+    """One message per burst of new payouts (payments.payouts.services._dispatch_soon): a task per PENDING payout."""
     return payouts.payouts_dispatch()
 
 

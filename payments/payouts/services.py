@@ -23,15 +23,18 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from config import inserts
+from config.celery import task_enqueue
 from config.codes import random_code
+from config.dates import sao_paulo_today
 from config.errors import DomainError, InvalidState, NotFound, PayoutLimitExceeded
 from integrations import ratelimit
-from payments import fees, ledger, rails
-from payments.ledger import Leg
+from payments import policy, rails
+from payments.ledger import services as ledger
+from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
+from payments.payouts.serializers import payout_serialize
 from payments.rails.base import OperationStatus, RailError
-from payments.serializers import payout_serialize
-from payments.services import InsufficientBalance, row_locked, sao_paulo_today
+from payments.rows import row_locked
 from webhooks.services import deliveries_enqueue_on_commit, event_build, event_record
 
 logger = logging.getLogger(__name__)
@@ -68,10 +71,10 @@ def end_to_end_id(now=None) -> str:
 
 # --- Creation --------------------------------------------------------------------------------------------------------
 def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
-    """Accept a payout from `payments.payout_validation.payout_request_validate` output, or refuse it with nothing
+    """Accept a payout from `payments.payouts.validation.payout_request_validate` output, or refuse it with nothing
     written (duplicate referenceId, the day's limit, the balance)."""
     amount = data["amount"]
-    fee = fees.payout_fee(merchant=merchant, amount=amount)
+    fee = policy.payout_fee(merchant=merchant, amount=amount)
     today = sao_paulo_today()
     now = timezone.now()
     payout = Payout(
@@ -145,12 +148,10 @@ def _dispatch_soon() -> None:
     find it set and send nothing. The worker clears the flag *before* it lists, so a payout committed before the
     clear is in its list, and one committed after it sets the flag again. If the message is lost, the payouts wait
     for the flag to expire (a minute) or for the reconciliation job, which starts PENDING payouts older than 15 s."""
-    from payments.tasks import payouts_dispatch
-
     try:
         if ratelimit.set_if_absent(DISPATCH_FLAG, "1", seconds=DISPATCH_FLAG_SECONDS):
             try:
-                payouts_dispatch.delay()
+                task_enqueue("payments.payouts.tasks.payouts_dispatch")
             except Exception:
                 ratelimit.keys_delete([DISPATCH_FLAG])  # the next payout tries again
                 raise
@@ -162,13 +163,11 @@ def payouts_dispatch() -> int:
     """The worker's side: a `payout_process` task for each PENDING payout, oldest first. One whose task is already
     queued may get a second one (at most the payouts the worker's threads hold meanwhile); the second finds it no
     longer PENDING and does nothing."""
-    from payments.tasks import payout_process
-
     ratelimit.keys_delete([DISPATCH_FLAG])
     ids = list(Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
                .values_list("pk", flat=True)[:DISPATCH_BATCH])
     for payout_id in ids:
-        payout_process.delay(payout_id=str(payout_id))
+        task_enqueue("payments.payouts.tasks.payout_process", payout_id=str(payout_id))
     return len(ids)
 
 
@@ -284,11 +283,9 @@ def _record(payout: Payout, answer: OperationStatus) -> None:
     if answer.status in ("SUCCEEDED", "FAILED", "RETURNED"):
         payout_resolve(payout_id=payout.pk, answer=answer)
     elif answer.status == "PENDING":
-        from payments.tasks import payout_reconcile
-
         try:  # ask again when the rail should have settled it; the periodic job is the safety net
-            payout_reconcile.apply_async(kwargs={"payout_id": str(payout.pk)},
-                                         countdown=max(1, settings.SIMULATOR_AUTO_CONFIRM_SECONDS))
+            task_enqueue("payments.payouts.tasks.payout_reconcile", payout_id=str(payout.pk),
+                         countdown=max(1, settings.SIMULATOR_AUTO_CONFIRM_SECONDS))
         except Exception:
             logger.warning("payments.payout_enqueue_failed", extra={"payout_id": str(payout.pk)})
 

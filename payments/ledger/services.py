@@ -12,13 +12,22 @@ Amounts are integer cents, signed: positive adds to an account's balance.
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, transaction
 
 from accounts.models import Merchant
 from config import inserts
-from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction
+from config.errors import DomainError
+from payments.models import (
+    AccountKind,
+    BalanceAdjustment,
+    LedgerAccount,
+    LedgerEntry,
+    LedgerTransaction,
+    LineType,
+)
 
 
 class UnbalancedTransaction(Exception):
@@ -123,14 +132,28 @@ def _balances_update(balances: dict[int, int]) -> tuple[str, list]:
     return f"UPDATE {table} SET {balance} = CASE {pk} {cases} END WHERE {pk} IN ({ids})", params  # noqa: S608
 
 
-@dataclass(frozen=True)
-class Balance:
-    available: int
-    pending: int
+logger = logging.getLogger(__name__)
 
 
-def balance_get(*, merchant: Merchant, livemode: bool) -> Balance:
-    balances = dict(LedgerAccount.objects.filter(merchant=merchant, livemode=livemode,
-                                                 kind__in=[AccountKind.AVAILABLE, AccountKind.PENDING])
-                    .values_list("kind", "balance"))
-    return Balance(available=balances.get(AccountKind.AVAILABLE, 0), pending=balances.get(AccountKind.PENDING, 0))
+class InsufficientBalance(DomainError):
+    code = "insufficient_balance"
+    message = "Insufficient balance"
+
+
+# --- Staff -----------------------------------------------------------------------------------------------------------
+def adjustment_create(*, merchant: Merchant, livemode: bool, amount: int, reason: str, staff) -> BalanceAdjustment:
+    """Credit (positive) or debit (negative) a merchant's available balance; it may go negative, as a chargeback's
+    can. Shown in the statement as an `adjustment` line carrying the reason."""
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0:
+        raise ValueError("an adjustment is a non-zero integer of cents")
+    if not reason.strip():
+        raise ValueError("an adjustment needs a reason")
+    with transaction.atomic():
+        adjustment = BalanceAdjustment.objects.create(merchant=merchant, livemode=livemode, amount=amount,
+                                                      reason=reason.strip(), created_by=staff)
+        post(merchant=merchant, livemode=livemode, object_type="adjustment", object_id=str(adjustment.id),
+                    description=adjustment.reason, legs=[
+                        Leg(AccountKind.AVAILABLE, amount, LineType.ADJUSTMENT),
+                        Leg(AccountKind.ADJUSTMENTS, -amount, LineType.ADJUSTMENT),
+                    ])
+    return adjustment

@@ -26,25 +26,35 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
+from accounts.selectors import merchant_display_name
 from config.api import timestamp
 from payments.formats import boleto as boleto_format
 from payments.formats.itf import itf_svg
+from payments.hosted.links import qrcode_image_url
 from payments.models import Payin, PayinStatus, PaymentMethod
-from payments.selectors import merchant_display_name
 from payments.templatetags.payments_format import SAO_PAULO
 
 logger = logging.getLogger(__name__)
 
+
 # QR image: a normal QR (never Micro QR), error correction M exactly (segno would otherwise raise it when the version
 # has room, which changes the image for no reader's benefit), 8 px modules and the standard 4-module quiet zone.
 QR_ERROR = "m"
+
+
 QR_SCALE = 8
+
+
 QR_BORDER = 4
+
+
 # The payload of a charge never changes, so the image can be cached for the longest a Pix charge lives (7 days).
 QR_CACHE_SECONDS = 7 * 24 * 3600
 
+
 # How often the page asks for the status: a Pix is confirmed in seconds, a boleto in a day or so.
 POLL_MS = {PaymentMethod.PIX: 3000, PaymentMethod.BOLETO: 30000, PaymentMethod.CREDIT_CARD: 5000}
+
 
 # What the payer reads for each status: (label, note). The page shows them and hands them to pay.js, so the live
 # refresh and a reload always say the same thing.
@@ -58,29 +68,16 @@ STATUS_TEXT: dict[str, tuple[str, str]] = {
     PayinStatus.PARTIALLY_REFUNDED: ("Partially refunded", "Part of this payment was refunded."),
     PayinStatus.CHARGEBACK: ("Charged back", "This payment was disputed and returned to the payer."),
 }
+
+
 # A card charge is PENDING only while the rail has not answered (SPEC §3.3): nothing for the payer to do but wait.
 CARD_PENDING_TEXT = ("Processing", "Your card payment is being confirmed. This page updates by itself.")
+
 
 CARD_BRANDS = {
     "visa": "Visa", "mastercard": "Mastercard", "amex": "American Express", "elo": "Elo", "hipercard": "Hipercard",
     "diners": "Diners Club", "discover": "Discover", "jcb": "JCB",
 }
-
-
-# --- URLs the API hands out (the payin serializer calls these) -------------------------------------------------------
-def payment_url(payin: Payin) -> str:
-    """`paymentUrl`: the hosted payment page."""
-    return f"{settings.PUBLIC_BASE_URL}/pay/{payin.public_token}"
-
-
-def boleto_url(payin: Payin) -> str:
-    """`boleto.url`: the printable boleto."""
-    return f"{settings.PUBLIC_BASE_URL}/pay/{payin.public_token}/boleto"
-
-
-def qrcode_image_url(payin: Payin) -> str:
-    """`pix.qrcodeImageUrl`: the PNG of the Pix payload."""
-    return f"{settings.PUBLIC_BASE_URL}/payin/{payin.id}/qrcode.png?token={payin.public_token}"
 
 
 # --- Response plumbing -----------------------------------------------------------------------------------------------

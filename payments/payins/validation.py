@@ -25,64 +25,72 @@ from rest_framework.settings import api_settings
 
 from accounts.models import Merchant
 from config.api import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
-from config.errors import DomainError, as_domain_error
+from config.errors import as_domain_error
+from payments.fields import (
+    REFERENCE_ID,
+    UNSTORABLE,
+    DocumentField,
+    ExactCharField,
+    MetadataField,
+    ReferenceIdField,
+    WebhookUrlField,
+    fast_metadata,
+    fast_text,
+    problem,
+    request_body,
+)
 from payments.formats import cards, contact, documents
 from payments.models import CardToken, PaymentMethod
-from webhooks.ssrf import webhook_url_validate
 
 MIN_AMOUNT = {PaymentMethod.PIX: 100, PaymentMethod.CREDIT_CARD: 100, PaymentMethod.BOLETO: 500}
+
+
 PIX_EXPIRES_IN_DEFAULT = 3600
+
+
 BOLETO_DUE_DAYS_DEFAULT = 3
+
+
 BOLETO_DUE_DAYS_MAX = 365
-METADATA_MAX_KEYS = 20
-METADATA_KEY_MAX_LENGTH = 40
-METADATA_VALUE_MAX_LENGTH = 500
 
-_REFERENCE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 _CARD_NUMBER = re.compile(r"[0-9]{13,19}")
+
+
 _CVV = re.compile(r"[0-9]{3,4}")
+
+
 _MONTH = re.compile(r"0[1-9]|1[0-2]")
+
+
 _YEAR = re.compile(r"[0-9]{2}|[0-9]{4}")
+
+
 _validate_email = EmailValidator()
+
+
 _ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)  # "ſp" must not become "SP"
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def _problem(message: str, code: str) -> ValidationError:
-    return ValidationError(message, code=code)
-
-
-def _request_body(field: serializers.Field) -> Mapping:
-    """The raw body being validated, for the rules that depend on another field."""
-    body = getattr(field.root, "initial_data", None)
-    return body if isinstance(body, Mapping) else {}
 
 
 def _payment_method(field: serializers.Field) -> str | None:
     """The body's paymentMethod when it is a valid one; with none, the rules that depend on it are not applied."""
-    method = _request_body(field).get("paymentMethod")
-    return method if isinstance(method, str) and method in PaymentMethod.values else None
+    method = request_body(field).get("paymentMethod")
+    return method if isinstance(method, str) and method in _FAST_METHODS else None
 
 
 def _for_boleto_or_delivery(field: serializers.Field) -> bool:
     """Whether the body is a boleto or a physical product: both need the customer's address and phone."""
-    body = _request_body(field)
+    body = request_body(field)
     return body.get("paymentMethod") == PaymentMethod.BOLETO or body.get("isPhysicalProduct") is True
 
 
 def _refuse_unless_method(field: serializers.Field, data: Any, method: str) -> None:
     current = _payment_method(field)
     if data is not empty and current is not None and current != method:
-        raise _problem(f"Allowed only when paymentMethod is {method}.", "not_allowed")
-
-
-# --- Fields ----------------------------------------------------------------------------------------------------------
-class _ExactCharField(StrictCharField):
-    """A string taken as sent: identifiers, card data and URLs are not silently trimmed into something else."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(trim_whitespace=False, **kwargs)
+        raise problem(f"Allowed only when paymentMethod is {method}.", "not_allowed")
 
 
 class _PaymentMethodField(serializers.ChoiceField):
@@ -90,8 +98,8 @@ class _PaymentMethodField(serializers.ChoiceField):
         super().__init__(choices=PaymentMethod.values, **kwargs)
 
     def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str) or data not in PaymentMethod.values:
-            raise _problem(f"Must be one of {', '.join(PaymentMethod.values)}.", "invalid_choice")
+        if not isinstance(data, str) or data not in _FAST_METHODS:
+            raise problem(f"Must be one of {', '.join(PaymentMethod.values)}.", "invalid_choice")
         return data
 
 
@@ -101,11 +109,11 @@ class _AmountField(StrictIntegerField):
         method = _payment_method(self)
         minimum = MIN_AMOUNT[method] if method else min(MIN_AMOUNT.values())
         if amount < minimum:
-            raise _problem(f"Must be at least {minimum} cents" + (f" for {method}." if method else "."),
+            raise problem(f"Must be at least {minimum} cents" + (f" for {method}." if method else "."),
                            "amount_too_small")
         maximum = _charge_max_amount(self.context["merchant"])
         if amount > maximum:
-            raise _problem(f"Must be at most {maximum} cents, this account's maximum per charge.", "amount_too_large")
+            raise problem(f"Must be at most {maximum} cents, this account's maximum per charge.", "amount_too_large")
         return amount
 
 
@@ -113,63 +121,13 @@ def _charge_max_amount(merchant: Merchant) -> int:
     return settings.CHARGE_MAX_AMOUNT if merchant.charge_max_amount is None else merchant.charge_max_amount
 
 
-class _ReferenceIdField(_ExactCharField):
-    def to_internal_value(self, data: Any) -> str:
-        value = super().to_internal_value(data)
-        if not _REFERENCE_ID.fullmatch(value):
-            raise _problem("Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'.",
-                           "invalid_reference_id")
-        return value
-
-
-class _IpAddressField(_ExactCharField):
+class _IpAddressField(ExactCharField):
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         try:
             return str(ipaddress.ip_address(value))
         except ValueError:
-            raise _problem("Must be a valid IPv4 or IPv6 address.", "invalid_ip_address") from None
-
-
-class _WebhookUrlField(_ExactCharField):
-    def to_internal_value(self, data: Any) -> str:
-        url = super().to_internal_value(data)
-        try:
-            return webhook_url_validate(url, param=self.field_name)
-        except DomainError as exc:
-            # Turned into a field error so that it is reported with the body's other problems.
-            raise ValidationError([ErrorDetail(d["message"], code=d["code"]) for d in exc.details]
-                                  or [ErrorDetail(exc.message, code=exc.code)]) from None
-
-
-class _MetadataField(serializers.Field):
-    def to_internal_value(self, data: Any) -> dict:
-        if not isinstance(data, dict):
-            raise _problem("Must be a JSON object.", "invalid_metadata")
-        problems = []
-        if len(data) > METADATA_MAX_KEYS:
-            problems.append(f"Must have at most {METADATA_MAX_KEYS} keys.")
-        if not all(isinstance(key, str) and 1 <= len(key) <= METADATA_KEY_MAX_LENGTH for key in data):
-            problems.append(f"Keys must be 1 to {METADATA_KEY_MAX_LENGTH} characters.")
-        if not all(isinstance(value, str) for value in data.values()):
-            problems.append("Values must be strings.")
-        elif any(len(value) > METADATA_VALUE_MAX_LENGTH for value in data.values()):
-            problems.append(f"Values must be at most {METADATA_VALUE_MAX_LENGTH} characters.")
-        # As for every other string of the API (DRF's CharField): PostgreSQL cannot store them (they were a 500).
-        if any(_UNSTORABLE.search(text) for item in data.items() for text in item if isinstance(text, str)):
-            problems.append("Keys and values must not contain NUL or surrogate characters.")
-        if problems:
-            raise ValidationError([ErrorDetail(message, code="invalid_metadata") for message in problems])
-        return dict(data)
-
-
-class _DocumentField(StrictCharField):
-    def to_internal_value(self, data: Any) -> str:
-        document = documents.normalize(super().to_internal_value(data))
-        if documents.document_type(document) is None:
-            raise _problem("Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included.",
-                           "invalid_document")
-        return document
+            raise problem("Must be a valid IPv4 or IPv6 address.", "invalid_ip_address") from None
 
 
 class _EmailField(StrictCharField):
@@ -181,20 +139,20 @@ class _EmailField(StrictCharField):
         try:
             _validate_email(email)
         except DjangoValidationError:
-            raise _problem("Must be a valid email address.", "invalid_email") from None
+            raise problem("Must be a valid email address.", "invalid_email") from None
         return email
 
 
 class _PhoneField(StrictCharField):
     def run_validation(self, data: Any = empty) -> Any:
         if data is empty and _for_boleto_or_delivery(self):
-            raise _problem("Required for BOLETO and for physical products.", "required")
+            raise problem("Required for BOLETO and for physical products.", "required")
         return super().run_validation(data)
 
     def to_internal_value(self, data: Any) -> str:
         phone = contact.normalize_phone(super().to_internal_value(data))
         if phone is None:
-            raise _problem("Must have 10 to 13 digits (area code and number, the country code optional).",
+            raise problem("Must have 10 to 13 digits (area code and number, the country code optional).",
                            "invalid_phone")
         return phone
 
@@ -203,7 +161,7 @@ class _ZipCodeField(StrictCharField):
     def to_internal_value(self, data: Any) -> str:
         zip_code = contact.normalize_zip_code(super().to_internal_value(data))
         if zip_code is None:
-            raise _problem("Must be a CEP of 8 digits, such as 01310-100.", "invalid_zip_code")
+            raise problem("Must be a CEP of 8 digits, such as 01310-100.", "invalid_zip_code")
         return zip_code
 
 
@@ -211,11 +169,11 @@ class _StateField(StrictCharField):
     def to_internal_value(self, data: Any) -> str:
         state = super().to_internal_value(data).translate(_ASCII_UPPER)
         if state not in contact.UF_CODES:
-            raise _problem("Must be one of the 27 UF codes, such as SP or RJ.", "invalid_state")
+            raise problem("Must be one of the 27 UF codes, such as SP or RJ.", "invalid_state")
         return state
 
 
-class _DueDateField(_ExactCharField):
+class _DueDateField(ExactCharField):
     def to_internal_value(self, data: Any) -> date:
         value = super().to_internal_value(data)
         try:
@@ -223,52 +181,52 @@ class _DueDateField(_ExactCharField):
         except ValueError:
             due_date = None
         if due_date is None:
-            raise _problem("Must be a date written YYYY-MM-DD.", "invalid_date")
+            raise problem("Must be a date written YYYY-MM-DD.", "invalid_date")
         today: date = self.context["today"]
         if not today <= due_date <= today + timedelta(days=BOLETO_DUE_DAYS_MAX):
-            raise _problem(f"Must be from today to {BOLETO_DUE_DAYS_MAX} days from today (America/Sao_Paulo).",
+            raise problem(f"Must be from today to {BOLETO_DUE_DAYS_MAX} days from today (America/Sao_Paulo).",
                            "invalid_due_date")
         return due_date
 
 
-class _CardNumberField(_ExactCharField):
+class _CardNumberField(ExactCharField):
     def to_internal_value(self, data: Any) -> str:
         number = super().to_internal_value(data)
         if not _CARD_NUMBER.fullmatch(number):
-            raise _problem("Must be 13 to 19 digits, without spaces or other characters.", "invalid_card_number")
+            raise problem("Must be 13 to 19 digits, without spaces or other characters.", "invalid_card_number")
         if not cards.luhn_valid(number):
-            raise _problem("The card number is not valid: its check digit is wrong.", "invalid_card_number")
+            raise problem("The card number is not valid: its check digit is wrong.", "invalid_card_number")
         if cards.brand(number) is None:
-            raise _problem("The card brand is not supported.", "unsupported_card_brand")
+            raise problem("The card brand is not supported.", "unsupported_card_brand")
         if not self.context["livemode"] and number not in cards.TEST_CARDS:
-            raise _problem("Test mode accepts only the test card numbers.", "live_card_in_test_mode")
+            raise problem("Test mode accepts only the test card numbers.", "live_card_in_test_mode")
         return number
 
 
-class _ExpirationMonthField(_ExactCharField):
+class _ExpirationMonthField(ExactCharField):
     def to_internal_value(self, data: Any) -> str:
         month = super().to_internal_value(data)
         if not _MONTH.fullmatch(month):
-            raise _problem("Must be the month as two digits, 01 to 12.", "invalid_expiration_month")
+            raise problem("Must be the month as two digits, 01 to 12.", "invalid_expiration_month")
         return month
 
 
-class _ExpirationYearField(_ExactCharField):
+class _ExpirationYearField(ExactCharField):
     def to_internal_value(self, data: Any) -> str:
         year = super().to_internal_value(data)
         if not _YEAR.fullmatch(year):
-            raise _problem("Must be the year as YYYY or YY.", "invalid_expiration_year")
+            raise problem("Must be the year as YYYY or YY.", "invalid_expiration_year")
         full_year = f"20{year}" if len(year) == 2 else year
         if int(full_year) < self.context["today"].year:
-            raise _problem("The card has expired.", "expired_card")
+            raise problem("The card has expired.", "expired_card")
         return full_year
 
 
-class _CvvField(_ExactCharField):
+class _CvvField(ExactCharField):
     def to_internal_value(self, data: Any) -> str:
         cvv = super().to_internal_value(data)
         if not _CVV.fullmatch(cvv):
-            raise _problem("Must be 3 digits, or 4 for American Express.", "invalid_cvv")
+            raise problem("Must be 3 digits, or 4 for American Express.", "invalid_cvv")
         return cvv
 
 
@@ -283,7 +241,7 @@ class _AddressSerializer(StrictSerializer):
 
     def run_validation(self, data: Any = empty) -> Any:
         if data is empty and _for_boleto_or_delivery(self):
-            raise _problem("Required for BOLETO and for physical products.", "required")
+            raise problem("Required for BOLETO and for physical products.", "required")
         return super().run_validation(data)
 
     def validate(self, attrs: dict) -> dict:
@@ -293,7 +251,7 @@ class _AddressSerializer(StrictSerializer):
 
 class _CustomerSerializer(StrictSerializer):
     name = StrictCharField(min_length=2, max_length=100)
-    document = _DocumentField()
+    document = DocumentField()
     email = _EmailField()
     phone = _PhoneField(required=False)
     address = _AddressSerializer(required=False)
@@ -329,7 +287,7 @@ class _CardSerializer(StrictSerializer):
 
     CARD_DATA = ("holderName", "number", "expirationMonth", "expirationYear", "cvv")
 
-    token = _ExactCharField(required=False)
+    token = ExactCharField(required=False)
     holderName = StrictCharField(min_length=2, max_length=100, required=False)
     number = _CardNumberField(required=False)
     expirationMonth = _ExpirationMonthField(required=False)
@@ -339,7 +297,7 @@ class _CardSerializer(StrictSerializer):
 
     def run_validation(self, data: Any = empty) -> Any:
         if data is empty and _payment_method(self) == PaymentMethod.CREDIT_CARD:
-            raise _problem("Required for CREDIT_CARD.", "required")
+            raise problem("Required for CREDIT_CARD.", "required")
         _refuse_unless_method(self, data, PaymentMethod.CREDIT_CARD)
         return super().run_validation(data)
 
@@ -413,17 +371,17 @@ class PayinRequestSerializer(StrictSerializer):
 
     paymentMethod = _PaymentMethodField()
     amount = _AmountField()
-    referenceId = _ReferenceIdField()
+    referenceId = ReferenceIdField()
     payerIp = _IpAddressField()
     isPhysicalProduct = StrictBooleanField()
-    webhookUrl = _WebhookUrlField(required=False)
+    webhookUrl = WebhookUrlField(required=False)
     card = _CardSerializer(required=False)
     customer = _CustomerSerializer()
     items = _ItemSerializer(many=True, min_length=1, max_length=100)
     pix = _PixSerializer(required=False)
     boleto = _BoletoSerializer(required=False)
     description = StrictCharField(max_length=140, required=False, allow_blank=True)
-    metadata = _MetadataField(required=False)
+    metadata = MetadataField(required=False)
 
 
 def payin_request_validate(data: Any, *, merchant: Merchant, livemode: bool, today: date) -> dict:
@@ -479,17 +437,37 @@ def _validate_with_serializers(data: Any, *, merchant: Merchant, livemode: bool,
 # otherwise accept the bodies that lack it).
 _FAST_FIELDS = frozenset({"paymentMethod", "amount", "referenceId", "payerIp", "isPhysicalProduct", "card", "customer",
                           "items", "pix", "boleto", "description", "metadata"})  # webhookUrl's check resolves the host
+
+
 _FAST_CUSTOMER_FIELDS = frozenset({"name", "document", "email", "phone", "address"})
+
+
 _FAST_ADDRESS_FIELDS = frozenset({"street", "number", "complement", "zipCode", "city", "state"})
+
+
 _FAST_ITEM_FIELDS = frozenset({"title", "quantity", "unitPrice", "description"})
+
+
 _FAST_CARD_FIELDS = frozenset({"holderName", "number", "expirationMonth", "expirationYear", "cvv", "installments"})
+
+
 _FAST_PIX_FIELDS = frozenset({"expiresIn"})
+
+
 _FAST_BOLETO_FIELDS = frozenset({"dueDate", "instructions"})
+
+
 _FAST_METHODS = frozenset(PaymentMethod.values)
+
+
 # Past BIGINT the serializers judge: DRF refuses integers of more than 4300 digits (Python's str(int) limit).
 _FAST_INT_MAX = 2**63 - 1
+
+
 # An IPv4 address as ipaddress writes it; any other notation is parsed (and rewritten) by ipaddress itself.
 _FAST_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+
+
 _FAST_IPV4 = re.compile(rf"(?:{_FAST_OCTET}\.){{3}}{_FAST_OCTET}")
 
 
@@ -504,12 +482,12 @@ def _fast_validate(data: Any, *, merchant: Merchant, livemode: bool, today: date
     amount = _fast_int(data.get("amount"), MIN_AMOUNT[method], _charge_max_amount(merchant))
     reference_id = data.get("referenceId")
     payer_ip = _fast_ip(data.get("payerIp"))
-    if amount is None or payer_ip is None or type(reference_id) is not str or not _REFERENCE_ID.fullmatch(reference_id):
+    if amount is None or payer_ip is None or type(reference_id) is not str or not REFERENCE_ID.fullmatch(reference_id):
         return None
     customer = _fast_customer(data.get("customer"), needs_contact=method == PaymentMethod.BOLETO or is_physical_product)
     items = _fast_items(data.get("items"))
-    description = _fast_text(data.get("description", ""), 140, min_length=0)
-    metadata = _fast_metadata(data.get("metadata", {}))
+    description = fast_text(data.get("description", ""), 140, min_length=0)
+    metadata = fast_metadata(data.get("metadata", {}))
     if customer is None or items is None or description is None or metadata is None:
         return None
     card = pix_expires_in = boleto_due_date = None
@@ -551,14 +529,6 @@ def _fast_validate(data: Any, *, merchant: Merchant, livemode: bool, today: date
     }
 
 
-def _fast_text(value: Any, max_length: int, *, min_length: int = 1) -> str | None:
-    """A StrictCharField's value: trimmed, within its lengths (min_length=0 where it allows blanks), storable."""
-    if type(value) is not str:
-        return None
-    value = value.strip()
-    return value if min_length <= len(value) <= max_length and not _UNSTORABLE.search(value) else None
-
-
 def _fast_int(value: Any, minimum: int, maximum: int = _FAST_INT_MAX) -> int | None:
     return value if type(value) is int and minimum <= value <= maximum and value <= _FAST_INT_MAX else None
 
@@ -572,7 +542,7 @@ def _fast_ip(value: Any) -> str | None:
         address = str(ipaddress.ip_address(value))
     except ValueError:
         return None
-    return None if _UNSTORABLE.search(address) else address
+    return None if UNSTORABLE.search(address) else address
 
 
 def _fast_customer(data: Any, *, needs_contact: bool) -> dict | None:
@@ -580,10 +550,10 @@ def _fast_customer(data: Any, *, needs_contact: bool) -> dict | None:
         return None
     if needs_contact and not ("phone" in data and "address" in data):
         return None
-    name = _fast_text(data.get("name"), 100, min_length=2)
+    name = fast_text(data.get("name"), 100, min_length=2)
     document = data.get("document")
     document = documents.normalize(document.strip()) if type(document) is str else ""
-    email = _fast_text(data.get("email"), 254)
+    email = fast_text(data.get("email"), 254)
     phone = _fast_phone(data["phone"]) if "phone" in data else None
     address = _fast_address(data["address"]) if "address" in data else None
     if (name is None or documents.document_type(document) is None or email is None or not _fast_email_valid(email)
@@ -607,12 +577,12 @@ def _fast_phone(value: Any) -> str | None:
 def _fast_address(data: Any) -> dict | None:
     if type(data) is not dict or not data.keys() <= _FAST_ADDRESS_FIELDS:
         return None
-    street = _fast_text(data.get("street"), 150)
-    number = _fast_text(data.get("number"), 20)
-    complement = _fast_text(data.get("complement", ""), 100, min_length=0)
+    street = fast_text(data.get("street"), 150)
+    number = fast_text(data.get("number"), 20)
+    complement = fast_text(data.get("complement", ""), 100, min_length=0)
     zip_code = data.get("zipCode")
     zip_code = contact.normalize_zip_code(zip_code.strip()) if type(zip_code) is str else None
-    city = _fast_text(data.get("city"), 80)
+    city = fast_text(data.get("city"), 80)
     state = data.get("state")
     state = state.strip().translate(_ASCII_UPPER) if type(state) is str else None
     if street is None or number is None or complement is None or zip_code is None or city is None:
@@ -630,35 +600,25 @@ def _fast_items(data: Any) -> list | None:
     for item in data:
         if type(item) is not dict or not item.keys() <= _FAST_ITEM_FIELDS:
             return None
-        title = _fast_text(item.get("title"), 256)
+        title = fast_text(item.get("title"), 256)
         quantity = _fast_int(item.get("quantity"), 1)
         unit_price = _fast_int(item.get("unitPrice"), 0)
         if title is None or quantity is None or unit_price is None:
             return None
         validated = {"title": title, "quantity": quantity, "unitPrice": unit_price}
         if "description" in item:
-            validated["description"] = _fast_text(item["description"], 500, min_length=0)
+            validated["description"] = fast_text(item["description"], 500, min_length=0)
             if validated["description"] is None:
                 return None
         items.append(validated)
     return items
 
 
-def _fast_metadata(data: Any) -> dict | None:
-    if type(data) is not dict or len(data) > METADATA_MAX_KEYS:
-        return None
-    for key, value in data.items():
-        if (type(key) is not str or type(value) is not str or not 1 <= len(key) <= METADATA_KEY_MAX_LENGTH
-                or len(value) > METADATA_VALUE_MAX_LENGTH or _UNSTORABLE.search(key) or _UNSTORABLE.search(value)):
-            return None
-    return dict(data)
-
-
 def _fast_card(data: Any, *, livemode: bool, today: date) -> dict | None:
     """The card data; a token (looked up in the database) is left to the serializers."""
     if type(data) is not dict or not data.keys() <= _FAST_CARD_FIELDS:
         return None
-    holder_name = _fast_text(data.get("holderName"), 100, min_length=2)
+    holder_name = fast_text(data.get("holderName"), 100, min_length=2)
     number, month, year, cvv = (data.get(name) for name in ("number", "expirationMonth", "expirationYear", "cvv"))
     installments = _fast_int(data.get("installments", 1), 1, 12)
     if holder_name is None or installments is None:
@@ -699,5 +659,5 @@ def _fast_boleto(data: Any, *, today: date) -> tuple[date, str] | None:
             return None
         if not today <= due_date <= today + timedelta(days=BOLETO_DUE_DAYS_MAX):
             return None
-    instructions = _fast_text(data.get("instructions", ""), 255, min_length=0)
+    instructions = fast_text(data.get("instructions", ""), 255, min_length=0)
     return None if instructions is None else (due_date, instructions)

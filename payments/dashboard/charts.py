@@ -10,7 +10,7 @@ lower the day's volume, as a payment provider's "gross volume" does not.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
@@ -18,6 +18,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.models import Merchant
+from config.dates import sao_paulo_midnight
 from payments.models import AccountKind, LedgerAccount, LedgerEntry, LineType
 from payments.templatetags.payments_format import SAO_PAULO, brl, sp_date
 
@@ -29,9 +30,6 @@ class DayVolume:
     count: int  # charges paid that day
 
 
-def sao_paulo_midnight(day: date) -> datetime:
-    """The first instant of a Sao Paulo calendar day, as an aware datetime."""
-    return datetime.combine(day, time.min, tzinfo=SAO_PAULO)
 
 
 def daily_volume(*, merchant: Merchant, livemode: bool, first: date, last: date) -> list[DayVolume]:

@@ -1,11 +1,11 @@
 """The API's representation of charges and refunds: plain functions building dicts (the hot path of every read and
-of every event), documented for OpenAPI by the serializers in `payments.schema`."""
+of every event), documented for OpenAPI by the serializers in `payments.payins.schema`."""
 
 from __future__ import annotations
 
 from config.api import timestamp
-from payments.models import LedgerEntry, Payin, PaymentMethod, Payout, Refund
-from payments.pages import boleto_url, payment_url, qrcode_image_url
+from payments.hosted.links import boleto_url, payment_url, qrcode_image_url
+from payments.models import Payin, PaymentMethod, Refund
 
 
 def payin_serialize(payin: Payin) -> dict:
@@ -55,44 +55,4 @@ def refund_serialize(refund: Refund) -> dict:
         "livemode": refund.livemode,
         "createdAt": timestamp(refund.created_at),
         "updatedAt": timestamp(refund.updated_at),
-    }
-
-
-def statement_line_serialize(entry: LedgerEntry) -> dict:
-    movement = entry.transaction
-    return {
-        "id": str(entry.id),
-        "type": entry.line_type,
-        "amount": entry.amount,
-        "balanceAfter": entry.balance_after,
-        "balance": entry.account.kind,
-        "objectType": movement.object_type,
-        "objectId": movement.object_id,
-        "referenceId": movement.reference_id or None,
-        "description": movement.description,
-        "createdAt": timestamp(entry.created_at),
-    }
-
-
-def payout_serialize(payout: Payout) -> dict:
-    return {
-        "id": str(payout.id),
-        "status": payout.status,
-        "amount": payout.amount,
-        "fee": payout.fee,
-        "currency": "BRL",
-        "pixKey": payout.pix_key,
-        "pixKeyType": payout.pix_key_type,
-        "referenceId": payout.reference_id,
-        "externalId": payout.external_id,
-        "beneficiaryName": payout.beneficiary_name or None,
-        "beneficiaryDocument": payout.beneficiary_document or None,
-        "description": payout.description,
-        "metadata": payout.metadata,
-        "livemode": payout.livemode,
-        "createdAt": timestamp(payout.created_at),
-        "updatedAt": timestamp(payout.updated_at),
-        "completedAt": timestamp(payout.completed_at),
-        "failureCode": payout.failure_code or None,
-        "failureMessage": payout.failure_message or None,
     }

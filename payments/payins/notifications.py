@@ -13,8 +13,10 @@ import uuid
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from payments import rails, services
+from payments import rails
 from payments.models import Payin, RailNotification
+from payments.payins import refunds
+from payments.payins import services as payins
 from payments.rails.base import Notification
 
 logger = logging.getLogger(__name__)
@@ -54,10 +56,10 @@ def _apply(notification: Notification) -> str:
             logger.error("payments.notification_unmatched", extra={"dedupe_key": notification.dedupe_key})
             return "no matching charge"
         if notification.kind == "payin.paid":
-            return "paid" if services.payin_pay(payin_id=payin_id, amount=notification.amount) else "ignored"
+            return "paid" if payins.payin_pay(payin_id=payin_id, amount=notification.amount) else "ignored"
         try:
-            services.payin_chargeback(payin_id=payin_id)
-        except services.InvalidState as exc:
+            payins.payin_chargeback(payin_id=payin_id)
+        except payins.InvalidState as exc:
             return f"ignored: {exc.message}"
         return "charged back"
     if notification.kind in ("refund.succeeded", "refund.failed"):
@@ -66,7 +68,7 @@ def _apply(notification: Notification) -> str:
             refund_id = uuid.UUID(notification.key)
         except ValueError:
             return "no matching refund"
-        resolved = services.refund_resolve(refund_id=refund_id, status=status,
+        resolved = refunds.refund_resolve(refund_id=refund_id, status=status,
                                            failure_code=notification.failure_code)
         return "resolved" if resolved else "ignored"
     return f"unknown kind {notification.kind}"

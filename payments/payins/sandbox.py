@@ -7,10 +7,12 @@ from django.db import transaction
 
 from accounts.models import Merchant
 from config.errors import InvalidState
-from payments import rails, services
+from payments import rails
 from payments.models import Payin, PayinStatus, PaymentMethod
-from payments.notifications import notification_receive
-from payments.selectors import payin_get
+from payments.payins import services as payins
+from payments.payins import transitions
+from payments.payins.notifications import notification_receive
+from payments.payins.selectors import payin_get
 
 
 def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
@@ -19,17 +21,17 @@ def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
     ledger did not take."""
     simulator = rails.by_name("simulator")
     if action == "expire":
-        return services.payin_expire(payin_id=payin_id, merchant=merchant, livemode=False)
+        return payins.payin_expire(payin_id=payin_id, merchant=merchant, livemode=False)
     with transaction.atomic():
-        payin = services.locked(payin_id, merchant=merchant, livemode=False)
+        payin = transitions.payin_locked(payin_id, merchant=merchant, livemode=False)
         if action == "pay":
-            if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in services.TRANSITIONS[
+            if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in transitions.TRANSITIONS[
                     PayinStatus.PAID]:
                 raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be paid")
             body = simulator.simulate_payment(key=str(payin.pk), livemode=False, amount=payin.amount,
                                               txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero)
         else:
-            if payin.payment_method == PaymentMethod.BOLETO or payin.status not in services.TRANSITIONS[
+            if payin.payment_method == PaymentMethod.BOLETO or payin.status not in transitions.TRANSITIONS[
                     PayinStatus.CHARGEBACK]:
                 raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be charged back")
             body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,

@@ -32,21 +32,21 @@ from rest_framework.exceptions import ValidationError
 from accounts.models import Merchant
 from config.api import StrictCharField, StrictIntegerField, StrictSerializer
 from config.errors import as_domain_error
+from payments.fields import (
+    REFERENCE_ID,
+    UNSTORABLE,
+    DocumentField,
+    ExactCharField,
+    MetadataField,
+    ReferenceIdField,
+    WebhookUrlField,
+    fast_metadata,
+    fast_text,
+    problem,
+    request_body,
+)
 from payments.formats import documents
 from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
-from payments.validation import (
-    _REFERENCE_ID,
-    _UNSTORABLE,
-    _DocumentField,
-    _ExactCharField,
-    _fast_metadata,
-    _fast_text,
-    _MetadataField,
-    _problem,
-    _ReferenceIdField,
-    _request_body,
-    _WebhookUrlField,
-)
 
 BENEFICIARY_NAME_MAX_LENGTH = 120
 DESCRIPTION_MAX_LENGTH = 140
@@ -63,7 +63,7 @@ PIX_KEY_SHAPES = {
 
 def _pix_key_type(field: Any) -> str | None:
     """The body's pixKeyType when it is a valid one; with none, the rules that depend on it are not applied."""
-    key_type = _request_body(field).get("pixKeyType")
+    key_type = request_body(field).get("pixKeyType")
     return key_type if isinstance(key_type, str) and key_type in PIX_KEY_TYPES else None
 
 
@@ -71,10 +71,10 @@ class _PayoutAmountField(StrictIntegerField):
     def to_internal_value(self, data: Any) -> int:
         amount = super().to_internal_value(data)
         if amount < 1:
-            raise _problem("Must be at least 1 cent.", "amount_too_small")
+            raise problem("Must be at least 1 cent.", "amount_too_small")
         maximum = _payout_max_amount(self.context["merchant"])
         if amount > maximum:
-            raise _problem(f"Must be at most {maximum} cents, this account's maximum per payout.",
+            raise problem(f"Must be at most {maximum} cents, this account's maximum per payout.",
                            "payout_limit_exceeded")
         return amount
 
@@ -89,29 +89,29 @@ class _PixKeyTypeField(serializers.ChoiceField):
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str) or data not in PIX_KEY_TYPES:
-            raise _problem(f"Must be one of {', '.join(PIX_KEY_TYPES)}.", "invalid_choice")
+            raise problem(f"Must be one of {', '.join(PIX_KEY_TYPES)}.", "invalid_choice")
         return data
 
 
-class _PixKeyField(_ExactCharField):
+class _PixKeyField(ExactCharField):
     """Returns the key as sent; payout_request_validate adds its canonical form."""
 
     def to_internal_value(self, data: Any) -> str:
         key = super().to_internal_value(data)
         key_type = _pix_key_type(self)
         if key_type is not None and normalize_pix_key(key_type, key) is None:
-            raise _problem(f"Must be {PIX_KEY_SHAPES[key_type]}, for pixKeyType {key_type}.", "invalid_pix_key")
+            raise problem(f"Must be {PIX_KEY_SHAPES[key_type]}, for pixKeyType {key_type}.", "invalid_pix_key")
         return key
 
 
-class _BeneficiaryDocumentField(_DocumentField):
+class _BeneficiaryDocumentField(DocumentField):
     def to_internal_value(self, data: Any) -> str:
         document = super().to_internal_value(data)
         key_type = _pix_key_type(self)
         if key_type in ("CPF", "CNPJ"):
-            key = normalize_pix_key(key_type, _request_body(self).get("pixKey"))
+            key = normalize_pix_key(key_type, request_body(self).get("pixKey"))
             if key is not None and key != document:
-                raise _problem(f"Must be the same document as pixKey when pixKeyType is {key_type}.",
+                raise problem(f"Must be the same document as pixKey when pixKeyType is {key_type}.",
                                "beneficiary_mismatch")
         return document
 
@@ -122,12 +122,12 @@ class PayoutRequestSerializer(StrictSerializer):
     amount = _PayoutAmountField()
     pixKey = _PixKeyField()
     pixKeyType = _PixKeyTypeField()
-    referenceId = _ReferenceIdField()
+    referenceId = ReferenceIdField()
     beneficiaryName = StrictCharField(max_length=BENEFICIARY_NAME_MAX_LENGTH, required=False, allow_blank=True)
     beneficiaryDocument = _BeneficiaryDocumentField(required=False)
-    webhookUrl = _WebhookUrlField(required=False)
+    webhookUrl = WebhookUrlField(required=False)
     description = StrictCharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, allow_blank=True)
-    metadata = _MetadataField(required=False)
+    metadata = MetadataField(required=False)
 
 
 def payout_request_validate(data: Any, *, merchant: Merchant) -> dict:
@@ -190,16 +190,16 @@ def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
     # _PayoutAmountField
     if amount < 1 or amount > _payout_max_amount(merchant) or amount > _AMOUNT_CEILING:
         return None
-    # _PixKeyTypeField, _ReferenceIdField
-    if key_type not in PIX_KEY_TYPES or not _REFERENCE_ID.fullmatch(reference_id):
+    # _PixKeyTypeField, ReferenceIdField
+    if key_type not in PIX_KEY_TYPES or not REFERENCE_ID.fullmatch(reference_id):
         return None
     # _PixKeyField: "" never fits a type; NUL and surrogates never do either, but CharField's check is kept.
     pix_key = normalize_pix_key(key_type, key)
-    if pix_key is None or _UNSTORABLE.search(key):
+    if pix_key is None or UNSTORABLE.search(key):
         return None
     # StrictCharField(allow_blank=True): trimmed, "" when blank
-    beneficiary_name = _fast_text(data.get("beneficiaryName", ""), BENEFICIARY_NAME_MAX_LENGTH, min_length=0)
-    description = _fast_text(data.get("description", ""), DESCRIPTION_MAX_LENGTH, min_length=0)
+    beneficiary_name = fast_text(data.get("beneficiaryName", ""), BENEFICIARY_NAME_MAX_LENGTH, min_length=0)
+    description = fast_text(data.get("description", ""), DESCRIPTION_MAX_LENGTH, min_length=0)
     if beneficiary_name is None or description is None:
         return None
     # _BeneficiaryDocumentField: trimmed, normalized, a valid CPF or CNPJ (so ASCII), the key's own for those types.
@@ -213,7 +213,7 @@ def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
             return None
         if key_type in ("CPF", "CNPJ") and beneficiary_document != pix_key:
             return None
-    metadata = _fast_metadata(data.get("metadata", {}))  # _MetadataField
+    metadata = fast_metadata(data.get("metadata", {}))  # MetadataField
     if metadata is None:
         return None
     return {

@@ -1,0 +1,190 @@
+"""Dashboard pages of payouts: list, detail, the new-payout form with its review step, cancel, sandbox actions."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.views import merchant_required, refuse_if_suspended
+from config.dates import sao_paulo_today
+from config.errors import DomainError, NotFound, PayoutLimitExceeded
+from payments import policy
+from payments.dashboard.forms import PayoutFilterForm, PayoutForm, ReaisField
+from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
+from payments.ledger.selectors import balance_get
+from payments.ledger.services import InsufficientBalance
+from payments.models import (
+    Payout,
+    PayoutStatus,
+    PixKeyType,
+)
+from payments.payouts import selectors as payout_selectors
+from payments.payouts import services as payouts
+from payments.payouts.services import DuplicateReferenceId
+from payments.payouts.validation import payout_request_validate
+from payments.templatetags.payments_format import brl, sp_date
+
+PAYOUT_SANDBOX = {"complete": "The payout completed.", "fail": "The payout failed; the money is back in the balance.",
+                  "return": "The receiving bank returned the payout; the money is back in the balance."}
+
+
+def _reference_id_new() -> str:
+    return f"payout-{sao_paulo_today():%Y%m%d}-{secrets.token_hex(4)}"
+
+
+# --- Payouts ---------------------------------------------------------------------------------------------------------
+def _payout_or_404(request: HttpRequest, payout_id) -> Payout:
+    try:
+        return payout_selectors.payout_get(merchant=request.merchant, livemode=request.livemode, payout_id=payout_id)
+    except NotFound as exc:
+        raise Http404("No such payout") from exc
+
+
+@merchant_required
+def payout_list(request: HttpRequest) -> HttpResponse:
+    form = PayoutFilterForm(request.GET)
+    form.is_valid()
+    data = form.cleaned_data
+    rows = form.apply(payout_selectors.payout_list(merchant=request.merchant, livemode=request.livemode,
+                                            status=data.get("status") or None))
+    if data.get("q"):
+        rows = search(rows, data["q"])
+    page = keyset_page(request, rows.defer("metadata"))
+    return render(request, "payments/dashboard/payouts.html", {
+        "form": form, "filtered": any(data.get(name) for name in form.fields), **page,
+        "balance": balance_get(merchant=request.merchant, livemode=request.livemode)})
+
+
+@merchant_required
+def payout_detail(request: HttpRequest, payout_id) -> HttpResponse:
+    payout = _payout_or_404(request, payout_id)
+    sandbox_actions = []
+    if not request.livemode:
+        if payout.status in payouts.TRANSITIONS[PayoutStatus.FAILED]:
+            sandbox_actions += [("complete", "Simulate completion"), ("fail", "Simulate failure")]
+        if payout.status == PayoutStatus.COMPLETED:
+            sandbox_actions.append(("return", "Simulate return"))
+    return render(request, "payments/dashboard/payout_detail.html", {
+        "payout": payout, "events": timeline(request, [str(payout.pk)]), "object_id": str(payout.pk),
+        "sandbox_actions": sandbox_actions,
+        "can_cancel": payout.status == PayoutStatus.PENDING})
+
+
+@require_POST
+@merchant_required
+def payout_cancel(request: HttpRequest, payout_id) -> HttpResponse:
+    if refusal := refuse_write(request):
+        return refusal
+    payout = _payout_or_404(request, payout_id)
+    try:
+        payouts.payout_cancel(merchant=request.merchant, livemode=request.livemode, payout_id=payout.pk)
+    except DomainError:
+        status = _payout_or_404(request, payout_id).get_status_display().lower()
+        messages.error(request, f"This payout can no longer be canceled: it is {status}.")
+    else:
+        messages.success(request, f"Payout canceled; {brl(payout.amount + payout.fee)} is back in your balance.")
+    return redirect("dashboard:payout_detail", payout_id=payout.pk)
+
+
+@require_POST
+@merchant_required
+def payout_simulate(request: HttpRequest, payout_id) -> HttpResponse:
+    if refusal := refuse_if_suspended(request):
+        return refusal
+    payout = _payout_or_404(request, payout_id)
+    return sandbox_action(request, redirect("dashboard:payout_detail", payout_id=payout.pk), PAYOUT_SANDBOX,
+                           lambda action: payouts.payout_simulate(merchant=request.merchant, payout_id=payout.pk,
+                                                                  action=action))
+
+
+def _payout_validate(request: HttpRequest, form: PayoutForm) -> dict | None:
+    """The form through the API's own validator; its problems land beside the fields they name."""
+    if not form.is_valid():
+        return None
+    try:
+        return payout_request_validate(form.api_body(), merchant=request.merchant)
+    except DomainError as error:
+        maximum = request.merchant.payout_max_amount or settings.PAYOUT_MAX_AMOUNT
+        for problem in error.details or [{"param": error.param, "code": error.code, "message": error.message}]:
+            field = PayoutForm.FIELDS.get(problem.get("param") or "")
+            message = problem["message"]
+            if problem["code"] == "payout_limit_exceeded":
+                message = f"At most {brl(maximum)} per payout."
+            elif problem["code"] == "amount_too_small":
+                message = ReaisField.default_error_messages["too_small"]
+            form.add_error(field, message.replace("pixKeyType", "key type").replace("pixKey", "the Pix key"))
+        return None
+
+
+def _payout_refusal(request: HttpRequest, form: PayoutForm, error: DomainError) -> None:
+    """Why the service refused: beside the amount for money and limits, else above the form."""
+    if isinstance(error, InsufficientBalance):
+        available = balance_get(merchant=request.merchant, livemode=request.livemode).available
+        form.add_error("amount", f"Insufficient balance: your available balance is {brl(available)}, and a payout "
+                                 "takes its amount plus the fee from it.")
+    elif isinstance(error, PayoutLimitExceeded):
+        merchant = request.merchant
+        daily = settings.PAYOUT_DAILY_MAX if merchant.payout_daily_max is None else merchant.payout_daily_max
+        form.add_error("amount", f"Today's payouts would exceed your daily limit of {brl(daily)}.")
+    else:
+        form.add_error(None, error.message)
+
+
+@merchant_required
+def payout_new(request: HttpRequest) -> HttpResponse:
+    """A form, then a confirmation page carrying the checked values in hidden fields, then the payout. Sending twice
+    (a double click, a reload, the back button) is safe: the referenceId, fixed when the form is first shown, is
+    unique, so a second confirmation finds the first payout instead of sending another."""
+    if request.method != "POST":
+        form = PayoutForm(initial={"reference_id": _reference_id_new(), "pix_key_type": PixKeyType.EVP})
+        return _payout_form(request, form)
+    if refusal := refuse_write(request):
+        return refusal
+    form = PayoutForm(request.POST)
+    action = request.POST.get("action", "review")
+    if action == "edit":
+        return _payout_form(request, form)
+    data = _payout_validate(request, form)
+    if data is None:
+        return _payout_form(request, form, status=400)
+    if action != "confirm":
+        return _payout_review(request, form, data)
+    try:
+        payout = payouts.payout_create(merchant=request.merchant, livemode=request.livemode, data=data)
+    except DuplicateReferenceId as error:
+        existing = error.details[0]["existingId"]
+        messages.warning(request, "This payout was already sent (same reference id); nothing more was sent.")
+        return redirect("dashboard:payout_detail", payout_id=existing)
+    except DomainError as error:
+        _payout_refusal(request, form, error)
+        return _payout_form(request, form, status=400)
+    messages.success(request, f"Payout of {brl(payout.amount)} sent to {payout.pix_key_type} key {payout.pix_key}.")
+    return redirect("dashboard:payout_detail", payout_id=payout.pk)
+
+
+def _payout_form(request: HttpRequest, form: PayoutForm, *, status: int = 200) -> HttpResponse:
+    return render(request, "payments/dashboard/payout_new.html", {
+        "form": form, "balance": balance_get(merchant=request.merchant, livemode=request.livemode)}, status=status)
+
+
+def _payout_review(request: HttpRequest, form: PayoutForm, data: dict) -> HttpResponse:
+    """The confirmation step; it writes nothing. What would refuse the payout now is said now, beside the field."""
+    existing = payout_selectors.payout_list(merchant=request.merchant, livemode=request.livemode,
+                                     reference_id=data["reference_id"]).first()
+    if existing is not None:
+        form.add_error("reference_id", f"Already used by a payout of {brl(existing.amount)} created "
+                                       f"{sp_date(existing.created_at)}. Choose another reference id.")
+        return _payout_form(request, form, status=400)
+    fee = policy.payout_fee(merchant=request.merchant, amount=data["amount"])
+    available = balance_get(merchant=request.merchant, livemode=request.livemode).available
+    if available < data["amount"] + fee:
+        _payout_refusal(request, form, InsufficientBalance())
+        return _payout_form(request, form, status=400)
+    return render(request, "payments/dashboard/payout_confirm.html", {
+        "form": form, "data": data, "fee": fee, "total": data["amount"] + fee, "available": available,
+        "available_after": available - data["amount"] - fee})

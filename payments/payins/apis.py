@@ -1,0 +1,144 @@
+"""The pay-in and balance API (SPEC §3, §5, §7): thin views translating HTTP to one service or selector call."""
+
+from __future__ import annotations
+
+import uuid
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config import dates, readcache
+from config.api import (
+    ApiView,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+    paginate,
+    path_uuid,
+    reject_unknown_params,
+)
+from config.errors import validation_error
+from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
+from payments import fields
+from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
+from payments.models import PayinStatus, PaymentMethod
+from payments.payins import refunds
+from payments.payins import sandbox as payin_sandbox
+from payments.payins import schema as payin_schema
+from payments.payins import selectors as payin_selectors
+from payments.payins import services as payins
+from payments.payins.serializers import payin_serialize, refund_serialize
+from payments.payins.validation import payin_request_validate
+
+
+class PayinsApi(ApiView):
+    @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
+                   request=payin_schema.PayinRequest, responses={201: payin_schema.Payin, **RAIL_ERRORS})
+    def post(self, request: Request) -> Response:
+        data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                      today=dates.sao_paulo_today())
+        payin = payins.payin_create(merchant=request.auth.merchant, livemode=request.auth.livemode, data=data)
+        return Response(payin_serialize(payin), status=201)
+
+    @extend_schema(
+        operation_id="payin_list", summary="List charges, newest first",
+        parameters=[
+            OpenApiParameter("status", str, enum=PayinStatus.values),
+            OpenApiParameter("paymentMethod", str, enum=PaymentMethod.values),
+            OpenApiParameter("referenceId", {"type": "string", "pattern": fields.REFERENCE_ID_PATTERN}),
+            timestamp_parameter("createdFrom", "inclusive."),
+            timestamp_parameter("createdTo", "exclusive."),
+            LIMIT_PARAMETER,
+            CURSOR_PARAMETER,
+        ],
+        responses=payin_schema.PayinList,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        reject_unknown_params(params, allowed={"status", "paymentMethod", "referenceId", "createdFrom", "createdTo"})
+        problems: list = []
+        status = choice_param(params, "status", PayinStatus.values, problems)
+        method = choice_param(params, "paymentMethod", PaymentMethod.values, problems)
+        reference_id = reference_id_param(params, problems)
+        created_from = datetime_param(params, "createdFrom", problems)
+        created_to = datetime_param(params, "createdTo", problems)
+        if problems:
+            raise validation_error(problems)
+        payins = payin_selectors.payin_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                            status=status,
+                                      payment_method=method, reference_id=reference_id,
+                                      created_from=created_from, created_to=created_to)
+        return Response(paginate(payins, params=params, serialize=payin_serialize).as_body())
+
+
+class PayinDetailApi(ApiView):
+    def freshness_key(self, payin_id: str) -> str | None:
+        try:
+            return readcache.key("payin", uuid.UUID(payin_id))
+        except ValueError:
+            return None
+
+    @extend_schema(operation_id="payin_retrieve", summary="One charge", responses=payin_schema.Payin)
+    def get(self, request: Request, payin_id: str) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
+        body = payin_selectors.payin_body_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                        payin_id=path_uuid(payin_id, "charge"),
+                                        freshness=getattr(request, "freshness", None))
+        return Response(body)
+
+
+class PayinCancelApi(ApiView):
+    @extend_schema(operation_id="payin_cancel", summary="Cancel a PENDING PIX or BOLETO charge", request=None,
+                   responses=payin_schema.Payin)
+    def post(self, request: Request, payin_id: str) -> Response:
+        EmptyRequest.validated(request.data)
+        payin = payins.payin_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                      payin_id=path_uuid(payin_id, "charge"))
+        return Response(payin_serialize(payin))
+
+
+class PayinRefundsApi(ApiView):
+    class RefundRequest(StrictSerializer):
+        amount = StrictIntegerField(required=False, min_value=1,
+                                    help_text="Cents; default: what is left to refund.")
+        reason = StrictCharField(required=False, max_length=255, allow_blank=True)
+
+    @extend_schema(operation_id="refund_create", summary="Refund part or the rest of a PIX or card charge",
+                   request=RefundRequest, responses={201: payin_schema.Refund, **RAIL_ERRORS})
+    def post(self, request: Request, payin_id: str) -> Response:
+        payin_id = path_uuid(payin_id, "charge")
+        data = self.RefundRequest.validated(request.data)
+        refund = refunds.refund_create(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                        payin_id=payin_id, amount=data.get("amount"), reason=data.get("reason", ""))
+        return Response(refund_serialize(refund), status=201)
+
+    @extend_schema(operation_id="refund_list", summary="The refunds of a charge, oldest first",
+                   responses=payin_schema.RefundList)
+    def get(self, request: Request, payin_id: str) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
+        payin = payin_selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                    payin_id=path_uuid(payin_id, "charge"))
+        refunds = payin_selectors.refund_list(payin=payin)
+        return Response({"data": [refund_serialize(refund) for refund in refunds]})
+
+
+class SandboxPayinSimulateApi(ApiView):
+    class SimulateRequest(StrictSerializer):
+        action = StrictCharField(help_text="pay, expire or chargeback")
+
+        def validate_action(self, value: str) -> str:
+            if value not in ("pay", "expire", "chargeback"):
+                raise ValidationError("Must be one of pay, expire, chargeback.", code="invalid_choice")
+            return value
+
+    @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or charge back a charge",
+                   request=payin_schema.PayinSimulation, responses=payin_schema.Payin)
+    def post(self, request: Request, payin_id: str) -> Response:
+        if request.auth.livemode:
+            raise TestModeOnly()
+        payin_id = path_uuid(payin_id, "charge")
+        data = self.SimulateRequest.validated(request.data)
+        payin = payin_sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"])
+        return Response(payin_serialize(payin))

@@ -1,0 +1,48 @@
+"""Reads of the payments app."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from accounts.models import Merchant
+from config import readcache
+from config.errors import NotFound
+from payments.models import Payin, Refund
+from payments.payins.serializers import payin_serialize
+from payments.rows import filtered, scoped_get
+
+
+def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
+    payin = scoped_get(Payin, merchant=merchant, livemode=livemode, pk=payin_id)
+    if payin is None:
+        raise NotFound("No such charge")
+    return payin
+
+
+def payin_body_get(*, merchant: Merchant, livemode: bool, payin_id: uuid.UUID, freshness: str | None) -> dict:
+    """A charge's API body: from this process's read cache while its freshness token (read by the request's
+    authentication, before this) is the one it was stored under, else from the database (see config.readcache)."""
+    key = readcache.key("payin", payin_id)
+    body = readcache.get(key, freshness, merchant_id=merchant.pk, livemode=livemode)
+    if body is None:
+        body = payin_serialize(payin_get(merchant=merchant, livemode=livemode, payin_id=payin_id))
+        readcache.put(key, freshness, body, merchant_id=merchant.pk, livemode=livemode)
+    return body
+
+
+def payin_list(*, merchant: Merchant, livemode: bool, status: str | None = None, payment_method: str | None = None,
+               reference_id: str | None = None, created_from: datetime | None = None,
+               created_to: datetime | None = None) -> QuerySet[Payin]:
+    """Scoped to the merchant and mode; each filter has an index beginning (merchant, livemode, filter) and ending
+    (created_at, id), so a page costs the same at any depth and with any of them."""
+    return filtered(Payin.objects.filter(merchant=merchant, livemode=livemode), status=status,
+                     payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
+                     created_at__lt=created_to)
+
+
+def refund_list(*, payin: Payin) -> list[Refund]:
+    """A charge's refunds, oldest first (the charge comes from `payin_get`, so it is the caller's own)."""
+    return list(Refund.objects.filter(payin=payin).order_by("created_at", "id"))

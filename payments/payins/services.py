@@ -1,0 +1,202 @@
+"""Writes of pay-in: charges, their lifecycle (SPEC §3.3), refunds and the jobs that move them.
+
+Every transition locks the charge row, then moves it with one conditional update (`UPDATE … WHERE status IN (the
+allowed sources)`), and writes its ledger movement and its event in the same transaction: the three commit together
+or not at all. Locks are always taken charge first, then refund, then the merchant's ledger accounts (in id order,
+`ledger.lock`), so two movements can never wait on each other in a cycle.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from accounts.models import Merchant
+from accounts.selectors import merchant_city, merchant_display_name
+from config import inserts
+from config.dates import sao_paulo_date
+from config.errors import InvalidState
+from payments import policy, rails
+from payments.formats import boleto, pix
+from payments.ledger import services as ledger
+from payments.ledger.services import Leg
+from payments.models import (
+    AccountKind,
+    LineType,
+    Payin,
+    PayinStatus,
+    PaymentMethod,
+)
+from payments.payins.cards import card_charge
+from payments.payins.serializers import payin_serialize
+from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
+from payments.rails.base import RailError, RailUnavailable
+from webhooks.services import deliveries_enqueue_on_commit, event_build
+
+logger = logging.getLogger(__name__)
+
+
+PIX_FALLBACK_NAME = "PAGAMENTOS"
+
+
+# --- Creation --------------------------------------------------------------------------------------------------------
+def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
+    """Create a charge from `payments.payins.validation.payin_request_validate` output. PIX and BOLETO charges start
+    PENDING; a card is authorized and captured by the rail within the request: PAID, FAILED, or PENDING when the
+    rail did not answer in time (the reconciliation job settles it)."""
+    method = data["payment_method"]
+    now = timezone.now()
+    payin = Payin(
+        merchant=merchant, livemode=livemode, payment_method=method, amount=data["amount"],
+        fee=policy.payin_fee(merchant=merchant, payment_method=method, amount=data["amount"]),
+        reference_id=data["reference_id"], description=data["description"], metadata=data["metadata"],
+        customer=data["customer"], items=data["items"], payer_ip=data["payer_ip"],
+        is_physical_product=data["is_physical_product"], webhook_url=data["webhook_url"],
+        public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
+    )
+    rail = rails.for_mode(livemode)
+    if method == PaymentMethod.CREDIT_CARD:
+        with transaction.atomic():
+            return card_charge(payin, card=data["card"], rail=rail)
+    if method == PaymentMethod.PIX:
+        return _pending_charge_create(payin, data=data, rail=rail, now=now)
+    with transaction.atomic():  # on SQLite the boleto number is the largest plus one: the write lock keeps it unique
+        return _pending_charge_create(payin, data=data, rail=rail, now=now)
+
+
+def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: datetime) -> Payin:
+    """A PIX charge or a boleto, registered with the rail, then written with its payin.created event."""
+    if payin.payment_method == PaymentMethod.PIX:
+        _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now)
+    else:
+        _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
+    # Registered before the charge is written: a registration that fails or times out is given up with the request
+    # and leaves nothing here; one whose charge then fails to be written names a charge no payer was ever shown.
+    try:
+        if payin.payment_method == PaymentMethod.PIX:
+            rail.pix_charge_create(key=str(payin.id), livemode=payin.livemode, txid=payin.pix_txid,
+                                   amount=payin.amount, expires_at=payin.pix_expires_at)
+        else:
+            rail.boleto_register(key=str(payin.id), livemode=payin.livemode, nosso_numero=payin.boleto_nosso_numero,
+                                 amount=payin.amount, due_date=payin.boleto_due_date)
+    except RailError as exc:
+        raise RailUnavailable() from exc
+    # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
+    event, deliveries = event_build(merchant=payin.merchant, livemode=payin.livemode, type="payin.created",
+                                    obj=payin_serialize(payin), previous_status=None,
+                                    webhook_url=payin.webhook_url or None)
+    inserts.insert(payin, event, *deliveries)
+    deliveries_enqueue_on_commit(deliveries)
+    return payin
+
+
+def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime) -> None:
+    payin.pix_txid = pix.txid_generate()
+    payin.pix_expires_at = now + timedelta(seconds=expires_in)
+    # Fields 59 and 60 are never empty: a name or city with no ASCII letter or digit left after folding ("☕☕")
+    # gives way to the platform's name and the PIX_MERCHANT_CITY setting.
+    name = merchant_display_name(payin.merchant)
+    if not pix.fold_ascii(name, pix.NAME_MAX_LENGTH):
+        name = PIX_FALLBACK_NAME
+    city = merchant_city(payin.merchant, settings.PIX_MERCHANT_CITY)
+    if not pix.fold_ascii(city, pix.CITY_MAX_LENGTH):
+        city = settings.PIX_MERCHANT_CITY
+    payin.pix_payload = pix.build(pix_key=settings.PIX_KEY, amount_cents=payin.amount, merchant_name=name,
+                                  merchant_city=city, txid=payin.pix_txid)
+
+
+def _boleto_prepare(payin: Payin, *, due_date: date, instructions: str) -> None:
+    payin.boleto_nosso_numero = _nosso_numero_next()
+    payin.boleto_due_date = due_date
+    payin.boleto_instructions = instructions
+    payin.boleto_barcode = boleto.barcode(
+        bank_code=settings.BOLETO_BANK_CODE, due_date=due_date, amount_cents=payin.amount,
+        free_field=boleto.free_field(nosso_numero=payin.boleto_nosso_numero))
+    payin.boleto_digitable_line = boleto.digitable_line_from_barcode(payin.boleto_barcode)
+
+
+def _nosso_numero_next() -> int:
+    """The next boleto number: a database sequence on PostgreSQL; on SQLite, whose writers are serialized, the
+    largest number so far plus one."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT nextval('payments_boleto_nosso_numero')")
+        else:
+            cursor.execute("SELECT COALESCE(MAX(boleto_nosso_numero), 0) + 1 FROM payments_payin")
+        return cursor.fetchone()[0]
+
+
+def payin_pay(*, payin_id, amount: int | None = None) -> Payin | None:
+    """The rail confirmed a payment. A repeated confirmation is a no-op (None), never a second credit."""
+    with transaction.atomic():
+        payin = payin_locked(payin_id)
+        if payin.status not in TRANSITIONS[PayinStatus.PAID]:
+            if payin.status in (PayinStatus.CANCELED, PayinStatus.FAILED):  # money for a charge that is closed
+                logger.error("payments.payment_for_closed_charge",
+                             extra={"payin_id": str(payin.id), "status": payin.status, "received": amount})
+            return None
+        if amount is not None and amount != payin.amount:
+            # The payer paid another amount than the charge's: the money is real, so it must not vanish, but the
+            # charge does not match. Left for staff (the notification keeps the raw body); never auto-credited.
+            logger.error("payments.payment_amount_mismatch",
+                         extra={"payin_id": str(payin.id), "expected": payin.amount, "received": amount})
+            return None
+        return payin_mark_paid(payin)
+
+
+def payin_cancel(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
+    with transaction.atomic():
+        payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
+        if payin.payment_method == PaymentMethod.CREDIT_CARD:
+            raise InvalidState("Card charges cannot be canceled; refund them instead")
+        return payin_transition(payin, to=PayinStatus.CANCELED)
+
+
+def payin_expire(*, payin_id, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
+    with transaction.atomic():
+        payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
+        if payin.payment_method == PaymentMethod.CREDIT_CARD:
+            raise InvalidState("Card charges do not expire")
+        return payin_transition(payin, to=PayinStatus.EXPIRED)
+
+
+def payin_chargeback(*, payin_id, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
+    """The payer's bank took the money back (card chargeback, Pix MED return): the whole amount leaves the available
+    balance, which may go negative. Fees are not returned."""
+    with transaction.atomic():
+        payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
+        if payin.payment_method == PaymentMethod.BOLETO:
+            raise InvalidState("Boleto payments cannot be charged back")
+        payin = payin_transition(payin, to=PayinStatus.CHARGEBACK)
+        # The whole amount (SPEC §3.3). A refund still pending holds its own money in flight: if it fails, that
+        # money returns to the balance; if it succeeds, the payer got both, as in the real world.
+        amount = payin.amount
+        ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
+                    reference_id=payin.reference_id, description="Chargeback", legs=[
+                        Leg(AccountKind.AVAILABLE, -amount, LineType.CHARGEBACK),
+                        Leg(AccountKind.RAIL_OUT, amount, LineType.CHARGEBACK),
+                    ])
+        return payin
+
+
+def payins_expire(*, now: datetime | None = None) -> int:
+    """Expire PENDING Pix charges past their expiration and boletos past their due date (America/Sao_Paulo)."""
+    now = now or timezone.now()
+    today = sao_paulo_date(now)
+    due = list(Payin.objects.filter(status=PayinStatus.PENDING, payment_method=PaymentMethod.PIX,
+                                    pix_expires_at__lte=now).values_list("pk", flat=True)[:BATCH])
+    due += list(Payin.objects.filter(status=PayinStatus.PENDING, payment_method=PaymentMethod.BOLETO,
+                                     boleto_due_date__lt=today).values_list("pk", flat=True)[:BATCH])
+    expired = 0
+    for payin_id in due:
+        try:
+            payin_expire(payin_id=payin_id)
+            expired += 1
+        except InvalidState:  # paid or canceled a moment ago: nothing to expire
+            pass
+    return expired

@@ -1,0 +1,111 @@
+"""The lifecycle of a charge (SPEC §3.3): the only writer of `Payin.status`.
+
+Every transition locks the charge row, moves it with one conditional update (`UPDATE … WHERE status IN (the allowed
+sources)`), and writes its ledger movement and its event in the same transaction."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from accounts.models import Merchant
+from config import readcache
+from config.errors import InvalidState
+from payments import policy
+from payments.ledger import services as ledger
+from payments.ledger.services import Leg
+from payments.models import (
+    AccountKind,
+    LineType,
+    Payin,
+    PayinStatus,
+    PaymentMethod,
+)
+from payments.payins.serializers import payin_serialize
+from payments.rows import row_locked
+from webhooks.services import event_record
+
+logger = logging.getLogger(__name__)
+
+
+# Which statuses each status may be reached from (SPEC §3.3). A payment confirmed after expiry is still credited:
+# the money arrived.
+TRANSITIONS = {
+    PayinStatus.PAID: {PayinStatus.PENDING, PayinStatus.EXPIRED},
+    PayinStatus.FAILED: {PayinStatus.PENDING},
+    PayinStatus.EXPIRED: {PayinStatus.PENDING},
+    PayinStatus.CANCELED: {PayinStatus.PENDING},
+    PayinStatus.PARTIALLY_REFUNDED: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
+    PayinStatus.REFUNDED: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
+    PayinStatus.CHARGEBACK: {PayinStatus.PAID},
+}
+
+
+FAILURE_MESSAGES = {
+    "card_declined": "The card was declined.",
+    "insufficient_funds": "The card has insufficient funds.",
+    "expired_card": "The card has expired.",
+    "incorrect_cvc": "The card's security code is incorrect.",
+    "processing_error": "An error occurred while processing the card.",
+}
+
+
+# --- Transitions -----------------------------------------------------------------------------------------------------
+def payin_locked(payin_id, *, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
+    """The charge, payin_locked for this transaction; another merchant's or mode's charge does not exist."""
+    return row_locked(Payin, payin_id, merchant=merchant, livemode=livemode, missing="No such charge")
+
+
+def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "", now: datetime | None = None,
+                **changes) -> Payin:
+    """Move a locked charge with one conditional update and record its event; `previous_status=None` marks a charge
+    created in this status (its event's previousStatus is null)."""
+    now = now or timezone.now()
+    source = payin.status
+    updated = Payin.objects.filter(pk=payin.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
+                                                                                    **changes)
+    if not updated:
+        raise InvalidState(f"A {source} charge cannot become {to}")
+    readcache.changed(readcache.key("payin", payin.pk))
+    payin.status = to
+    payin.updated_at = now
+    for name, value in changes.items():
+        setattr(payin, name, value)
+    payin_event_record(payin, f"payin.{to.lower()}",
+                       previous_status=source if previous_status == "" else previous_status)
+    return payin
+
+
+def payin_event_record(payin: Payin, type: str, *, previous_status: str | None) -> None:
+    event_record(merchant=payin.merchant, livemode=payin.livemode, type=type, obj=payin_serialize(payin),
+                 previous_status=previous_status, webhook_url=payin.webhook_url or None)
+
+
+def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_status: str | None = "",
+                    **changes) -> Payin:
+    """Credit the money that arrived: the net to `available` (PIX, BOLETO, test-mode cards) or to `pending` until
+    the card settlement date; the fee to the platform."""
+    now = timezone.now()
+    changes["paid_at"] = now
+    target = AccountKind.AVAILABLE
+    if payin.payment_method == PaymentMethod.CREDIT_CARD:
+        changes["authorization_code"] = authorization_code
+        days = policy.card_settlement_days(merchant=payin.merchant, livemode=payin.livemode)
+        if days > 0:
+            target = AccountKind.PENDING
+            changes["settle_at"] = now + timedelta(days=days)
+    payin = payin_transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, **changes)
+    ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
+                reference_id=payin.reference_id, description=f"{payin.payment_method} charge", legs=[
+                    Leg(AccountKind.RAIL_IN, -payin.amount, LineType.PAYIN),
+                    Leg(target, payin.amount, LineType.PAYIN),
+                    Leg(target, -payin.fee, LineType.PAYIN_FEE),
+                    Leg(AccountKind.FEE_REVENUE, payin.fee, LineType.PAYIN_FEE),
+                ])
+    return payin
+
+
+# --- Jobs ------------------------------------------------------------------------------------------------------------
+BATCH = 500

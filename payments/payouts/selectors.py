@@ -1,0 +1,33 @@
+"""Reads of payouts, always scoped to the merchant and mode."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import QuerySet, Sum
+
+from accounts.models import Merchant
+from config.errors import NotFound
+from payments.models import Payout, PayoutStatus
+from payments.rows import filtered, scoped_get
+
+
+def payout_day_totals(payouts: QuerySet[Payout]) -> dict[tuple, int]:
+    """What these payouts add up to per (merchant id, livemode, São Paulo day), as the daily limit counts them:
+    failed and canceled payouts left out (what `PayoutDailyTotal` must hold)."""
+    return {(row["merchant_id"], row["livemode"], row["local_date"]): row["total"]
+            for row in payouts.exclude(status__in=[PayoutStatus.FAILED, PayoutStatus.CANCELED])
+            .values("merchant_id", "livemode", "local_date").annotate(total=Sum("amount"))}
+
+
+def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
+    payout = scoped_get(Payout, merchant=merchant, livemode=livemode, pk=payout_id)
+    if payout is None:
+        raise NotFound("No such payout")
+    return payout
+
+
+def payout_list(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
+                created_from: datetime | None = None, created_to: datetime | None = None) -> QuerySet[Payout]:
+    return filtered(Payout.objects.filter(merchant=merchant, livemode=livemode), status=status,
+                     reference_id=reference_id, created_at__gte=created_from, created_at__lt=created_to)

@@ -1,0 +1,30 @@
+"""The API's representation of a payout (the body of its endpoints and of its events)."""
+
+from __future__ import annotations
+
+from config.api import timestamp
+from payments.models import Payout
+
+
+def payout_serialize(payout: Payout) -> dict:
+    return {
+        "id": str(payout.id),
+        "status": payout.status,
+        "amount": payout.amount,
+        "fee": payout.fee,
+        "currency": "BRL",
+        "pixKey": payout.pix_key,
+        "pixKeyType": payout.pix_key_type,
+        "referenceId": payout.reference_id,
+        "externalId": payout.external_id,
+        "beneficiaryName": payout.beneficiary_name or None,
+        "beneficiaryDocument": payout.beneficiary_document or None,
+        "description": payout.description,
+        "metadata": payout.metadata,
+        "livemode": payout.livemode,
+        "createdAt": timestamp(payout.created_at),
+        "updatedAt": timestamp(payout.updated_at),
+        "completedAt": timestamp(payout.completed_at),
+        "failureCode": payout.failure_code or None,
+        "failureMessage": payout.failure_message or None,
+    }
