@@ -117,8 +117,12 @@ def _cells(row: dict) -> tuple[str, ...]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = [COLUMNS, *(_cells(row) for row in rows)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
+    return _grid(COLUMNS, [_cells(row) for row in rows])
+
+
+def _grid(columns: tuple[str, ...], cells: list[tuple[str, ...]]) -> str:
+    lines = [columns, *cells]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
 
     def render(cells: tuple[str, ...]) -> str:
         # Names read best left-aligned, numbers right-aligned.
@@ -185,6 +189,62 @@ def noise_warnings(rows: list[dict], idle_busy: float) -> list[str]:
     return [f"WARNING: {text}: figures are noisy, compare ratios by round" for text in warnings]
 
 
-def write_json(path: Path, meta: dict, rows: list[dict]) -> None:
+# --- Before and after (run.py --compare) -----------------------------------------------------------------------------
+COMPARE_COLUMNS = ("endpoint", "req/s before", "req/s after", "change", "p99 ms before", "p99 ms after", "change",
+                   "ratio before", "ratio after", "change")
+COMPARED = ("rps", "p99_ms", "ratio", "cpu_ms_per_request")
+
+
+def _change(before: float | None, after: float | None) -> float | None:
+    """after / before - 1, in percent."""
+    return None if not before or after is None else round((after / before - 1) * 100, 1)
+
+
+def compare(before: list[dict], after: list[dict]) -> list[dict]:
+    """Per scenario, the figures of both servers (ratio: to its baseline on the same server) and the change after /
+    before in percent; also by round, each round having measured both back to back."""
+    rows = []
+    for old, new in zip(before, after, strict=True):
+        row = {"name": new["name"], "baseline": new["baseline"]}
+        for key in COMPARED:
+            row.update({f"{key}_before": old[key], f"{key}_after": new[key],
+                        f"{key}_change_pct": _change(old[key], new[key])})
+        row["rps_change_pct_by_round"] = [_change(*pair) for pair in
+                                          zip(old["rps_by_round"], new["rps_by_round"], strict=True)]
+        row["errors_before"], row["errors_after"] = old["errors"], new["errors"]
+        rows.append(row)
+    return rows
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}%"
+
+
+def compare_table(rows: list[dict]) -> str:
+    def cells(row: dict) -> tuple[str, ...]:
+        ratio = ([_number(row["ratio_before"], 2), _number(row["ratio_after"], 2), _percent(row["ratio_change_pct"])]
+                 if row["baseline"] else ["baseline", "baseline", "-"])
+        return (row["name"], _number(row["rps_before"], 1), _number(row["rps_after"], 1),
+                _percent(row["rps_change_pct"]), _number(row["p99_ms_before"], 2), _number(row["p99_ms_after"], 2),
+                _percent(row["p99_ms_change_pct"]), *ratio)
+
+    return _grid(COMPARE_COLUMNS, [cells(row) for row in rows])
+
+
+def compare_lines(rows: list[dict]) -> list[str]:
+    lines = []
+    for row in rows:
+        line = f"  {row['name']}: req/s change by round " + " ".join(map(_percent, row["rps_change_pct_by_round"]))
+        if row["cpu_ms_per_request_before"] and row["cpu_ms_per_request_after"]:
+            line += (f"; CPU per request {row['cpu_ms_per_request_before']:.2f} -> "
+                     f"{row['cpu_ms_per_request_after']:.2f} ms ({_percent(row['cpu_ms_per_request_change_pct'])})")
+        if row["errors_before"] or row["errors_after"]:
+            line += f"; errors {row['errors_before']:,} -> {row['errors_after']:,}"
+        lines.append(line)
+    return lines
+
+
+def write_json(path: Path, meta: dict, rows: list[dict], **extra: list[dict]) -> None:
+    """`extra`: run.py --compare's "before" rows and "comparison", beside this tree's "results"."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n")
+    path.write_text(json.dumps({"meta": meta, "results": rows, **extra}, indent=2) + "\n")

@@ -1,10 +1,11 @@
 """The benchmark: the service under gunicorn on PostgreSQL, loaded from a separate process, each endpoint's req/s,
 p50 and p99, and its ratio to a baseline measured in the same run (see bench/README.md).
 
-    .venv/bin/python bench/run.py [--duration 10] [--concurrency 8] [--scenario NAME ...] [--strict]
+    .venv/bin/python bench/run.py [--duration 10] [--concurrency 8] [--scenario NAME ...] [--strict] [--compare REF]
 
 Exit status: 0 when the bench ran (a missed target is printed as MISSED), 1 with --strict and a missed target,
-2 when the harness itself failed, 130 when interrupted. gunicorn is stopped in every case.
+2 when the harness itself failed, 130 when interrupted. gunicorn is stopped (and --compare's worktree removed) in
+every case.
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,6 +51,9 @@ BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "results"
 LOAD_SCRIPT = BENCH_DIR / "load.py"
 LATER_WARMUP = 0.5  # seconds of warm-up in rounds after the first: enough to reopen connections
+# --compare's "before" server: its own database and Redis databases (cache, broker), beside this tree's 3 and 4.
+BASE_DATABASE = "pagamentos_bench_base"
+BASE_REDIS_DBS = (9, 0)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -64,6 +73,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--floor", action="store_true",
                         help="serve bench/floor.py and measure the floors too (what an endpoint cannot cost less than)")
+    parser.add_argument("--compare", metavar="REF",
+                        help="also serve the git commit-ish REF from a temporary worktree and measure both, "
+                             "alternating: before (REF) and after (this tree)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args(argv)
     if args.duration <= 0 or args.warmup < 0 or min(args.concurrency, args.client_procs, args.workers,
@@ -90,30 +102,60 @@ def chosen_scenarios(names: list[str], *, floor: bool = False) -> list[Scenario]
     return [scenario for scenario in scenario_list.SCENARIOS if scenario.name in wanted and scenario.name in known]
 
 
-def run_setups(scenarios: list[Scenario], server: Gunicorn, pair: KeyPair) -> dict[str, str]:
+@dataclass
+class Side:
+    """One server under test and what it runs on: this tree ("after"), and with --compare REF's worktree ("before"),
+    each with its own database and Redis databases."""
+
+    label: str
+    root: Path
+    database: str = DATABASE
+    redis_dbs: tuple[int, int] = (3, 4)
+    log_name: str = "gunicorn.log"
+    server: Gunicorn | None = None
+    pair: KeyPair | None = None
+    values: dict[str, str] = field(default_factory=dict)  # what its setups made
+
+
+def start(side: Side, config: ServerConfig, stack: ExitStack, *, labelled: bool) -> None:
+    """A fresh database, migrated with the side's own manage.py, its merchant and key pair, then its gunicorn, which
+    `stack` stops whatever happens next."""
+    env = service_env(side.database, side.redis_dbs)
+    label = f" {side.label} ({side.root})" if labelled else ""
+    print(f"setting up{label}: database {side.database}, migrate, merchant and test key", flush=True)
+    recreate_database(side.database)
+    reset_redis(side.redis_dbs)
+    side.pair = prepare_data(env, side.root)
+    side.server = Gunicorn(config, env, RESULTS / side.log_name, side.root)
+    stack.callback(side.server.stop)
+    side.server.start()
+
+
+def run_setups(scenarios: list[Scenario], side: Side) -> dict[str, str]:
     """Each distinct setup of the chosen scenarios, once, through the API: the values of their paths' placeholders.
     Then ANALYZE, so that the planner knows the tables as it would on a live database (see server.analyze)."""
     values: dict[str, str] = {}
-    api = ApiClient(server.port, pair)
-    api.env = server.env  # a setup that makes more merchants runs manage.py with the server's own settings
+    api = ApiClient(side.server.port, side.pair)
+    # A setup that makes more merchants runs manage.py with the server's own settings and tree.
+    api.env, api.root = side.server.env, side.root
     for setup in dict.fromkeys(scenario.setup for scenario in scenarios if scenario.setup):
         made = setup(api)
         print(f"setup {setup.__name__}: {made}", flush=True)
         values.update(made)
-    analyze()
+    analyze(side.database)
     return values
 
 
-def measure(scenario: Scenario, server: Gunicorn, pair: KeyPair, args: argparse.Namespace, *, duration: float,
-            warmup: float, values: dict[str, str]) -> dict:
+def measure(scenario: Scenario, side: Side, args: argparse.Namespace, *, duration: float, warmup: float) -> dict:
     """One window of one scenario, driven by load.py in its own process (and session, so it can be killed with the
     children it forks)."""
+    server, pair = side.server, side.pair
     command = [sys.executable, str(LOAD_SCRIPT), "--port", str(server.port), "--scenario", scenario.name,
                "--duration", str(duration), "--warmup", str(warmup), "--concurrency", str(args.concurrency),
                "--procs", str(args.client_procs),
-               "--server-pids", ",".join(str(pid) for pid in server.worker_pids()), "--database", DATABASE]
+               "--server-pids", ",".join(str(pid) for pid in server.worker_pids()), "--database", side.database]
     env = {**os.environ, "BENCH_PUBLIC_KEY": pair.public_key, "BENCH_SECRET_KEY": pair.secret_key,
-           "BENCH_SETUP_VALUES": json.dumps(values)}
+           "BENCH_SETUP_VALUES": json.dumps(side.values)}
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
@@ -130,57 +172,102 @@ def measure(scenario: Scenario, server: Gunicorn, pair: KeyPair, args: argparse.
         raise HarnessError(f"load generator printed no result for {scenario.name}: {stdout[-500:]!r}") from error
 
 
-def progress(part: dict, round_number: int, rounds: int) -> str:
+def progress(part: dict, round_number: int, rounds: int, label: str = "") -> str:
     ok = len(part["latencies_us"])
     errors = sum(part["statuses"].values()) - ok + sum(part["failures"].values())
-    return (f"  round {round_number}/{rounds} {part['name']}: {ok / part['duration']:,.1f} req/s"
+    return (f"  round {round_number}/{rounds} {part['name']}{label}: {ok / part['duration']:,.1f} req/s"
             + (f", {errors} errors" if errors else ""))
 
 
-def measure_all(scenarios: list[Scenario], server: Gunicorn, pair: KeyPair,
-                args: argparse.Namespace) -> dict[str, list[dict]]:
+def measure_all(scenarios: list[Scenario], sides: list[Side],
+                args: argparse.Namespace) -> dict[str, dict[str, list[dict]]]:
     """Every scenario, `--rounds` times, alternating: a burst of background load on a shared machine then hits
-    every scenario of one round rather than all of one scenario's time."""
-    values = run_setups(scenarios, server, pair)
+    every scenario of one round rather than all of one scenario's time. With two sides, each scenario runs on one
+    then the other within the round, never both at once. Returns each side's parts by scenario."""
+    for side in sides:
+        side.values = run_setups(scenarios, side)
     duration = args.duration / args.rounds
-    parts: dict[str, list[dict]] = {scenario.name: [] for scenario in scenarios}
+    parts = {side.label: {scenario.name: [] for scenario in scenarios} for side in sides}
     for round_number in range(1, args.rounds + 1):
         # The first round warms each code path up (imports, connections, caches); later ones only reconnect.
         warmup = args.warmup if round_number == 1 else min(args.warmup, LATER_WARMUP)
         for scenario in scenarios:
-            part = measure(scenario, server, pair, args, duration=duration, warmup=warmup, values=values)
-            parts[scenario.name].append(part)
-            print(progress(part, round_number, args.rounds), flush=True)
-            if server.process.poll() is not None:
-                raise HarnessError(f"gunicorn died during {scenario.name}:\n{server.log_tail()}")
+            for side in sides:
+                part = measure(scenario, side, args, duration=duration, warmup=warmup)
+                parts[side.label][scenario.name].append(part)
+                label = f" ({side.label})" if len(sides) > 1 else ""
+                print(progress(part, round_number, args.rounds, label), flush=True)
+                if side.server.process.poll() is not None:
+                    raise HarnessError(f"gunicorn{label} died during {scenario.name}:\n{side.server.log_tail()}")
     return parts
 
 
-def run(args: argparse.Namespace, scenarios: list[Scenario], config: ServerConfig) -> tuple[dict, float]:
-    """Set up, start gunicorn, measure; gunicorn is stopped whatever happens. Returns the parts and how busy the
-    machine was before the load started."""
-    env = service_env()
-    print(f"setting up: database {DATABASE}, migrate, merchant and test key", flush=True)
-    recreate_database()
-    reset_redis()
-    pair = prepare_data(env)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    server = Gunicorn(config, env, RESULTS / "gunicorn.log")
+@contextmanager
+def worktree(commit: str) -> Iterator[Path]:
+    """A detached git worktree of `commit` in a temporary directory, its .venv a link to this tree's (the same
+    packages); removed on the way out, whatever happens."""
+    parent = Path(tempfile.mkdtemp(prefix="pagamentos-bench-"))
+    tree = parent / "tree"
     try:
-        server.start()
+        git("worktree", "add", "--detach", str(tree), commit)
+        (tree / ".venv").symlink_to(ROOT / ".venv")
+        yield tree
+    finally:
+        removed = git("worktree", "remove", "--force", str(tree), check=False) is not None
+        shutil.rmtree(parent, ignore_errors=True)
+        if not removed:
+            git("worktree", "prune", check=False)  # forget it even so
+
+
+def git(*args: str, check: bool = True) -> str | None:
+    """A git command in this tree: its stdout; on failure a HarnessError, or None without `check`."""
+    try:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        if check:
+            raise HarnessError(f"git {args[0]}: {error}") from error
+        return None
+    if done.returncode != 0:
+        if check:
+            raise HarnessError(f"git {' '.join(args)} failed: {done.stderr.strip()[-1000:]}")
+        return None
+    return done.stdout.strip()
+
+
+def resolve(ref: str) -> str:
+    """The commit `ref` names, abbreviated (so the worktree gets that commit even if `ref` moves meanwhile)."""
+    commit = git("rev-parse", "--verify", "--quiet", "--short", f"{ref}^{{commit}}", check=False)
+    if not commit:
+        raise HarnessError(f"--compare {ref}: not a commit of this repository")
+    return commit
+
+
+def run(args: argparse.Namespace, scenarios: list[Scenario], config: ServerConfig,
+        base: str | None = None) -> tuple[dict[str, dict[str, list[dict]]], float]:
+    """Set up, start gunicorn (with `base`, a commit, also one serving it from a worktree), measure; every gunicorn
+    is stopped and the worktree removed whatever happens. Returns the parts by side ("after" is this tree, "before"
+    the base) and how busy the machine was before the load started."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        sides = [Side("after", ROOT)]
+        if base:
+            sides.insert(0, Side("before", stack.enter_context(worktree(base)), BASE_DATABASE, BASE_REDIS_DBS,
+                                 "gunicorn-base.log"))
+        for side in sides:
+            start(side, config, stack, labelled=len(sides) > 1)
         idle_busy = machine_busy(1.0)
-        print(f"{config.describe()} on 127.0.0.1:{server.port}; {args.concurrency} connections, "
+        where = ", ".join(f"127.0.0.1:{side.server.port}" + (f" ({side.label})" if base else "") for side in sides)
+        print(f"{config.describe()} on {where}; {args.concurrency} connections, "
               f"{args.client_procs} client process(es); {args.rounds} round(s) of {args.duration / args.rounds:g}s "
               f"per scenario; machine {idle_busy:.2f} cores busy before start", flush=True)
-        return measure_all(scenarios, server, pair, args), idle_busy
-    finally:
-        server.stop()
+        return measure_all(scenarios, sides, args), idle_busy
 
 
-def meta(args: argparse.Namespace, config: ServerConfig) -> dict:
+def meta(args: argparse.Namespace, config: ServerConfig, base: str | None = None) -> dict:
     return {
         "finishedAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _git_commit(),
+        **({"compare": {"ref": args.compare, "commit": base}} if base else {}),
         "server": config.describe() + (" serving bench/floor.py" if args.floor else ""),
         "duration": args.duration, "rounds": args.rounds, "warmup": args.warmup, "concurrency": args.concurrency,
         "clientProcs": args.client_procs, "cpus": os.cpu_count(), "python": platform.python_version(),
@@ -208,6 +295,19 @@ def print_report(rows: list[dict], idle_busy: float) -> None:
           or "no targets in the chosen scenarios")
 
 
+def print_comparison(sides: dict[str, list[dict]], idle_busy: float, before: str) -> list[dict]:
+    """Each side's report, then per scenario its figures on both and the change: the rows of that last table."""
+    for label, title in (("before", before), ("after", "this tree")):
+        print(f"\n=== {label}: {title} ===")
+        print_report(sides[label], idle_busy)
+    changes = report.compare(sides["before"], sides["after"])
+    print(f"\n=== after (this tree) vs before ({before}) ===\n")
+    print(report.compare_table(changes))
+    print()
+    print("\n".join(report.compare_lines(changes)))
+    return changes
+
+
 def _terminate(signum: int, frame: object) -> None:
     # SIGTERM (e.g. from CI) takes the same path as Ctrl-C, so the finally blocks stop gunicorn.
     raise KeyboardInterrupt
@@ -224,11 +324,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print("\n".join(scenario.name for scenario in scenarios))
             return 0
-        parts, idle_busy = run(args, scenarios, config)
-        rows = report.judge(scenarios, parts)
-        print_report(rows, idle_busy)
-        report.write_json(RESULTS / "latest.json", {**meta(args, config), "idleBusyCores": round(idle_busy, 2)},
-                          rows)
+        base = resolve(args.compare) if args.compare else None
+        parts, idle_busy = run(args, scenarios, config, base)
+        sides = {label: report.judge(scenarios, side_parts) for label, side_parts in parts.items()}
+        rows, extra = sides["after"], {}
+        if base:
+            extra = {"before": sides["before"],
+                     "comparison": print_comparison(sides, idle_busy, f"{args.compare} = {base}")}
+        else:
+            print_report(rows, idle_busy)
+        report.write_json(RESULTS / "latest.json",
+                          {**meta(args, config, base), "idleBusyCores": round(idle_busy, 2)}, rows, **extra)
     except KeyboardInterrupt:
         print("\ninterrupted; gunicorn stopped", file=sys.stderr)
         return 130

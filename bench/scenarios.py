@@ -119,7 +119,7 @@ def hot_merchant_setup(api: ApiClient) -> dict[str, str]:
 
 def merchants_setup(api: ApiClient) -> dict[str, str]:
     """More approved merchants, each with a test key pair and a funded balance, made with the operator commands under
-    the server's own settings (the key digests derive from its SECRET_KEY)."""
+    the server's own settings (the key digests derive from its SECRET_KEY) and tree (`run.py --compare`)."""
     import json
     import secrets
 
@@ -129,8 +129,10 @@ def merchants_setup(api: ApiClient) -> dict[str, str]:
     pairs = []
     for number in range(PAYOUT_MERCHANTS):
         email = f"bench-payouts-{number}@example.com"
-        manage(api.env, "createmerchant", "--email", email, f"--password={secrets.token_urlsafe(16)}", "--approve")
-        made = json.loads(manage(api.env, "createapikey", "--email", email, "--mode", "test").strip().splitlines()[-1])
+        manage(api.env, "createmerchant", "--email", email, f"--password={secrets.token_urlsafe(16)}", "--approve",
+               root=api.root)
+        made = json.loads(manage(api.env, "createapikey", "--email", email, "--mode", "test",
+                                 root=api.root).strip().splitlines()[-1])
         pair = KeyPair(public_key=made["publicKey"], secret_key=made["secretKey"])
         _fund(Client(api.port, pair))
         pairs.append(f"{pair.public_key}:{pair.secret_key}")

@@ -119,11 +119,12 @@ def analyze(database: str | None = None) -> None:
         raise HarnessError(f"cannot analyze database {database}: {error}") from error
 
 
-def manage(env: dict[str, str], *args: str) -> str:
-    """Run one manage.py command; its stdout, or a HarnessError carrying its stderr."""
+def manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
+    """Run one manage.py command of the tree at `root` (another one: `run.py --compare`'s worktree); its stdout, or
+    a HarnessError carrying its stderr."""
     try:
-        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT, check=False)
+        done = subprocess.run([str(root / PYTHON.relative_to(ROOT)), "manage.py", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as error:
         raise HarnessError(f"manage.py {args[0]} took over {COMMAND_TIMEOUT}s") from error
     if done.returncode != 0:
@@ -131,12 +132,13 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def prepare_data(env: dict[str, str]) -> KeyPair:
-    """Schema, one approved merchant and its test key pair; the secret exists only in this process's memory."""
-    manage(env, "migrate", "--noinput", "-v", "0")
+def prepare_data(env: dict[str, str], root: Path = ROOT) -> KeyPair:
+    """Schema, one approved merchant and its test key pair, with the manage.py of the tree at `root`; the secret
+    exists only in this process's memory."""
+    manage(env, "migrate", "--noinput", "-v", "0", root=root)
     manage(env, "createmerchant", "--email", MERCHANT_EMAIL, f"--password={secrets.token_urlsafe(16)}",
-           "--name", "Bench", "--approve")
-    output = manage(env, "createapikey", "--email", MERCHANT_EMAIL, "--mode", "test", "--label", "bench")
+           "--name", "Bench", "--approve", root=root)
+    output = manage(env, "createapikey", "--email", MERCHANT_EMAIL, "--mode", "test", "--label", "bench", root=root)
     try:
         pair = json.loads(output.strip().splitlines()[-1])
         return KeyPair(public_key=pair["publicKey"], secret_key=pair["secretKey"])
@@ -152,18 +154,20 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """gunicorn in its own session, so Ctrl-C on the terminal reaches only run.py, which then stops it in order."""
+    """gunicorn in its own session, so Ctrl-C on the terminal reaches only run.py, which then stops it in order.
+    It serves the tree at `root`: this one, or `run.py --compare`'s worktree."""
 
-    def __init__(self, config: ServerConfig, env: dict[str, str], log_path: Path):
+    def __init__(self, config: ServerConfig, env: dict[str, str], log_path: Path, root: Path = ROOT):
         self.config = config
         self.env = env
         self.log_path = log_path
+        self.root = root
         self.port = free_port()
         self.process: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
         command = [
-            str(GUNICORN), self.config.wsgi,
+            str(self.root / GUNICORN.relative_to(ROOT)), self.config.wsgi,
             "--bind", f"{HOST}:{self.port}",
             "--workers", str(self.config.workers),
             "--worker-class", self.config.worker_class,
@@ -179,7 +183,7 @@ class Gunicorn:
 
     def start(self) -> None:
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log,
+            self.process = subprocess.Popen(self.command(), cwd=self.root, env=self.env, stdout=log,
                                             stderr=subprocess.STDOUT, start_new_session=True,
                                             preexec_fn=_stop_with_parent)
         self.wait_healthy()
