@@ -94,6 +94,11 @@ class Const(serializers.Field):
         super().__init__(**kwargs)
 
 
+# A request field may also describe itself: `openapi_schema()`, its JSON schema where DRF's mapping of its base class
+# says less than its rule (a pattern); `documented(body, required)`, the field that documents it in a body of variant
+# `body` (payments.openapi.request_variant), where its rule depends on another field of the body.
+
+
 class Documented(serializers.Field):
     """Documentation only: a field described by `schema`, a JSON schema or a serializer (a component, such as a
     `PolymorphicProxySerializer`). Kept through DRF's copying of declared fields, unlike an instance annotation."""
@@ -186,6 +191,9 @@ class AutoSchema(SpectacularAutoSchema):
             if isinstance(field.schema, dict):
                 return dict(field.schema)
             return self.resolve_serializer(field.schema, direction).ref
+        openapi_schema = getattr(field, "openapi_schema", None)
+        if openapi_schema is not None:  # a request field whose class says what JSON Schema can say of its rule
+            return openapi_schema()
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, serializers.ListSerializer):  # `items = Item(many=True, min_length=1, max_length=100)`
             if field.min_length is not None:

@@ -1,5 +1,5 @@
-"""Request fields that charges and payouts share (reference ids, documents, webhook URLs, metadata), with their
-OpenAPI descriptions."""
+"""Request fields that charges and payouts share (reference ids, documents, webhook URLs, metadata), each with its rule
+(written once, for the serializer and the fast path: see Rule and Presence) and its OpenAPI schema."""
 
 from __future__ import annotations
 
@@ -10,18 +10,13 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
+from rest_framework.fields import empty
 
-from config.api import StrictCharField
+from config.api import NOT_SURE, UNSTORABLE, StrictCharField
 from config.errors import DomainError
-from config.schema import Documented
 from payments.formats import documents
 from payments.formats.contact import UF_CODES
 from webhooks.ssrf import webhook_url_validate
-
-
-def pattern_field(pattern: str, **kwargs) -> serializers.Field:
-    return Documented({"type": "string", "pattern": pattern}, **kwargs)
-
 
 REFERENCE_ID_PATTERN = "^[A-Za-z0-9._:-]{1,64}$"
 
@@ -73,18 +68,9 @@ def webhook_url_schema() -> dict:
     return {"type": "string", "format": "uri", "maxLength": 2048, "pattern": f"^{scheme}://{host}{port}{rest}$"}
 
 
-def webhook_url_doc() -> serializers.Field:
-    return Documented(webhook_url_schema(), required=False,
-                      help_text="https:// (no credentials in it) to a host that resolves only to public addresses: "
-                                "loopback, private, link-local and other reserved addresses are refused.")
-
-
-def metadata_doc() -> serializers.Field:
+def metadata_schema() -> dict:
     values = {"type": "string", "maxLength": METADATA_VALUE_MAX_LENGTH, "pattern": "^[^\\u0000]*$"}
-    return Documented(
-        {"type": "object", "maxProperties": METADATA_MAX_KEYS, "additionalProperties": values}, required=False,
-        help_text=f"At most {METADATA_MAX_KEYS} keys of 1 to {METADATA_KEY_MAX_LENGTH} characters, string values of at "
-                  f"most {METADATA_VALUE_MAX_LENGTH}; echoed back and in webhooks.")
+    return {"type": "object", "maxProperties": METADATA_MAX_KEYS, "additionalProperties": values}
 
 
 METADATA_MAX_KEYS = 20
@@ -99,9 +85,6 @@ METADATA_VALUE_MAX_LENGTH = 500
 REFERENCE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
 def problem(message: str, code: str) -> ValidationError:
     return ValidationError(message, code=code)
 
@@ -112,6 +95,64 @@ def request_body(field: serializers.Field) -> Mapping:
     return body if isinstance(body, Mapping) else {}
 
 
+# --- One rule, two paths ---------------------------------------------------------------------------------------------
+class Invalid(Exception):
+    """A rule refusing a value: the serializer reports it; the fast path leaves the body to the serializer."""
+
+    def __init__(self, message: str, code: str, *more: tuple[str, str]) -> None:
+        super().__init__(message)
+        self.problems = [(message, code), *more]
+
+    def as_validation_error(self) -> ValidationError:
+        return ValidationError([ErrorDetail(message, code=code) for message, code in self.problems])
+
+
+class Rule:
+    """A field whose own rule is `clean(value, context, body)`, run on the value its base class has checked; the
+    serializer (through to_internal_value) and the fast path (payments.fast_path) both call it. `body` is the raw
+    request body, for the rules that depend on another field; `context` the serializer's. A field with
+    `fast_path = False` (a DNS lookup, a database read) makes the fast path leave any body that has it."""
+
+    fast_path = True
+
+    def clean(self, value: Any, context: Mapping, body: Mapping) -> Any:
+        return value
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)  # type: ignore[misc]
+        try:
+            return self.clean(value, self.context, request_body(self))  # type: ignore[attr-defined]
+        except Invalid as exc:
+            raise exc.as_validation_error() from None
+
+
+class Presence:
+    """A field or object whose presence depends on the rest of the body: `presence(present, body)` raises Invalid
+    when it must be there and is not, or must not be and is. Checked by the serializer and the fast path alike."""
+
+    def presence(self, present: bool, body: Mapping) -> None:
+        return None
+
+    def run_validation(self, data: Any = empty) -> Any:
+        try:
+            self.presence(data is not empty, request_body(self))  # type: ignore[arg-type]
+        except Invalid as exc:
+            raise exc.as_validation_error() from None
+        return super().run_validation(data)  # type: ignore[misc]
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of `choices`, a JSON string exactly (no coercion of 1 to "1")."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str) or data not in self.choices:
+            raise problem(f"Must be one of {', '.join(self.choices)}.", "invalid_choice")
+        return data
+
+    def fast(self, data: Any) -> Any:
+        return data if type(data) is str and data in self.choices else NOT_SURE
+
+
 # --- Fields ----------------------------------------------------------------------------------------------------------
 class ExactCharField(StrictCharField):
     """A string taken as sent: identifiers, card data and URLs are not silently trimmed into something else."""
@@ -120,16 +161,29 @@ class ExactCharField(StrictCharField):
         super().__init__(trim_whitespace=False, **kwargs)
 
 
-class ReferenceIdField(ExactCharField):
-    def to_internal_value(self, data: Any) -> str:
-        value = super().to_internal_value(data)
+class ReferenceIdField(Rule, ExactCharField):
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": REFERENCE_ID_PATTERN}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         if not REFERENCE_ID.fullmatch(value):
-            raise problem("Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'.",
-                           "invalid_reference_id")
+            raise Invalid("Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'.",
+                          "invalid_reference_id")
         return value
 
 
 class WebhookUrlField(ExactCharField):
+    fast_path = False  # the check resolves the host, which costs far more than the serializer saves
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "https:// (no credentials in it) to a host that resolves only to public "
+                                       "addresses: loopback, private, link-local and other reserved addresses are "
+                                       "refused.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return webhook_url_schema()
+
     def to_internal_value(self, data: Any) -> str:
         url = super().to_internal_value(data)
         try:
@@ -140,10 +194,25 @@ class WebhookUrlField(ExactCharField):
                                   or [ErrorDetail(exc.message, code=exc.code)]) from None
 
 
-class MetadataField(serializers.Field):
+class MetadataField(Rule, serializers.Field):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", f"At most {METADATA_MAX_KEYS} keys of 1 to {METADATA_KEY_MAX_LENGTH} "
+                                       f"characters, string values of at most {METADATA_VALUE_MAX_LENGTH}; echoed back "
+                                       "and in webhooks.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return metadata_schema()
+
     def to_internal_value(self, data: Any) -> dict:
+        try:
+            return self.clean(data, self.context, {})
+        except Invalid as exc:
+            raise exc.as_validation_error() from None
+
+    def clean(self, data: Any, context: Mapping, body: Mapping) -> dict:
         if not isinstance(data, dict):
-            raise problem("Must be a JSON object.", "invalid_metadata")
+            raise Invalid("Must be a JSON object.", "invalid_metadata")
         problems = []
         if len(data) > METADATA_MAX_KEYS:
             problems.append(f"Must have at most {METADATA_MAX_KEYS} keys.")
@@ -157,32 +226,21 @@ class MetadataField(serializers.Field):
         if any(UNSTORABLE.search(text) for item in data.items() for text in item if isinstance(text, str)):
             problems.append("Keys and values must not contain NUL or surrogate characters.")
         if problems:
-            raise ValidationError([ErrorDetail(message, code="invalid_metadata") for message in problems])
+            raise Invalid(problems[0], "invalid_metadata", *((message, "invalid_metadata") for message in problems[1:]))
         return dict(data)
 
 
-class DocumentField(StrictCharField):
-    def to_internal_value(self, data: Any) -> str:
-        document = documents.normalize(super().to_internal_value(data))
+class DocumentField(Rule, StrictCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", DOCUMENT_HELP)
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": DOCUMENT_PATTERN}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        document = documents.normalize(value)
         if documents.document_type(document) is None:
-            raise problem("Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included.",
-                           "invalid_document")
+            raise Invalid("Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included.",
+                          "invalid_document")
         return document
-
-
-def fast_text(value: Any, max_length: int, *, min_length: int = 1) -> str | None:
-    """A StrictCharField's value: trimmed, within its lengths (min_length=0 where it allows blanks), storable."""
-    if type(value) is not str:
-        return None
-    value = value.strip()
-    return value if min_length <= len(value) <= max_length and not UNSTORABLE.search(value) else None
-
-
-def fast_metadata(data: Any) -> dict | None:
-    if type(data) is not dict or len(data) > METADATA_MAX_KEYS:
-        return None
-    for key, value in data.items():
-        if (type(key) is not str or type(value) is not str or not 1 <= len(key) <= METADATA_KEY_MAX_LENGTH
-                or len(value) > METADATA_VALUE_MAX_LENGTH or UNSTORABLE.search(key) or UNSTORABLE.search(value)):
-            return None
-    return dict(data)

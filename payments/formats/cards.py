@@ -74,8 +74,9 @@ def brand(number: str) -> str | None:
     """'visa', 'mastercard', 'amex', 'elo', 'hipercard', 'diners', 'discover' or 'jcb' from the leading digits."""
     if not _DIGITS.fullmatch(number):
         return None
+    prefixes = [int(number[:length]) for length in range(1, min(len(number), 6) + 1)]  # each read once, not per row
     for name, length, first, last in _RANGES:
-        if len(number) >= length and first <= int(number[:length]) <= last:
+        if length <= len(prefixes) and first <= prefixes[length - 1] <= last:
             return name
     return None
 

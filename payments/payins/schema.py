@@ -1,5 +1,6 @@
-"""OpenAPI documentation of the pay-in and balance API. These serializers only describe: requests are parsed by
-`payments.payins.validation`, responses built by `payments.payins.serializers`.
+"""OpenAPI documentation of the pay-in and balance API. These serializers only describe: the request's variants are
+generated from `payments.payins.validation.PayinRequestSerializer` (payments.openapi), which parses requests;
+responses are built by `payments.payins.serializers`.
 
 A request schema says everything about a body that JSON Schema can say: lengths, patterns, enums, which fields a
 payment method or Pix key type requires or refuses (one `oneOf` variant each), and no other fields. What it cannot
@@ -9,172 +10,79 @@ must exist, a beneficiary document equal to the key, a webhook host that must re
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from config.api import StrictSerializer
 from config.schema import Const, Documented
-from payments.fields import (
-    DOCUMENT_HELP,
-    DOCUMENT_PATTERN,
-    EMAIL_PATTERN,
-    PHONE_PATTERN,
-    REFERENCE_ID_PATTERN,
-    STATE_PATTERN,
-    ZIP_CODE_PATTERN,
-    metadata_doc,
-    pattern_field,
-    webhook_url_doc,
-)
 from payments.formats.contact import UF_CODES
 from payments.models import PayinStatus, PaymentMethod, RefundStatus
-from payments.payins.validation import BOLETO_DUE_DAYS_MAX, MIN_AMOUNT, PIX_EXPIRES_IN_DEFAULT
+from payments.openapi import request_variant
+from payments.payins.validation import CARD_DATA, CardSerializer, CustomerSerializer, PayinRequestSerializer
+
+# --- POST /payin: generated from PayinRequestSerializer --------------------------------------------------------------
+SHIPPED = {"isPhysicalProduct": True}  # what makes the customer's address and phone required
 
 
-# --- POST /payin -----------------------------------------------------------------------------------------------------
-class Address(StrictSerializer):
-    street = serializers.CharField(max_length=150)
-    number = serializers.CharField(max_length=20)
-    complement = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    zipCode = pattern_field(ZIP_CODE_PATTERN, help_text="CEP: 8 digits; '-' and '.' are dropped.")
-    city = serializers.CharField(max_length=80)
-    state = pattern_field(STATE_PATTERN, help_text="One of the 27 UF codes, in any case, e.g. SP.")
+ShippingCustomer = request_variant(
+    CustomerSerializer, "ShippingCustomer", body=SHIPPED,
+    doc="The customer of a boleto or of a physical product: address and phone required.")
 
 
-class Customer(StrictSerializer):
-    name = serializers.CharField(min_length=2, max_length=100)
-    document = pattern_field(DOCUMENT_PATTERN, help_text=DOCUMENT_HELP)
-    email = Documented({"type": "string", "format": "email", "maxLength": 254, "pattern": EMAIL_PATTERN})
-    phone = pattern_field(PHONE_PATTERN, required=False,
-                          help_text="10 to 13 digits once + ( ) - and spaces are dropped.")
-    address = Address(required=False)
+# The card's shapes: either rule (a token, or the card data) is a rule across its fields, and the brand's number and
+# security code, which JSON Schema can tell apart.
+CardToken = request_variant(CardSerializer, "CardToken", only=("token", "installments"), required=("token",),
+                            doc="A card saved by an earlier PAID charge.")
 
 
-class ShippingCustomer(Customer):
-    """The customer of a boleto or of a physical product: address and phone required."""
-
-    phone = pattern_field(PHONE_PATTERN, help_text="10 to 13 digits once + ( ) - and spaces are dropped.")
-    address = Address()
+CardDetails = request_variant(CardSerializer, "CardDetails", only=(*CARD_DATA, "installments"), required=CARD_DATA,
+                              doc="A card of any brand but American Express.")
 
 
-class Item(StrictSerializer):
-    title = serializers.CharField(max_length=256)
-    quantity = serializers.IntegerField(min_value=1)
-    unitPrice = serializers.IntegerField(min_value=0, help_text="Cents.")
-    description = serializers.CharField(required=False, max_length=500, allow_blank=True)
-
-
-class CardToken(StrictSerializer):
-    """A card saved by an earlier PAID charge."""
-
-    token = serializers.CharField(trim_whitespace=False,
-                                  help_text="card.token of an earlier PAID charge of this account and mode.")
-    installments = serializers.IntegerField(required=False, min_value=1, max_value=12, default=1)
-
-
-class CardDetails(StrictSerializer):
-    """A card of any brand but American Express."""
-
-    holderName = serializers.CharField(min_length=2, max_length=100)
-    number = pattern_field("^([0-24-9][0-9]{12,18}|3[0-35689][0-9]{11,17})$",
-                   help_text="13 to 19 digits, Luhn-valid, of a known brand (test mode: the test cards only); never "
-                             "stored.")
-    expirationMonth = pattern_field("^(0[1-9]|1[0-2])$", help_text="01 to 12.")
-    expirationYear = pattern_field("^([0-9]{2}|[0-9]{4})$", help_text="YYYY or YY; the card must not have expired.")
-    cvv = pattern_field("^[0-9]{3}$", help_text="3 digits; never stored.")
-    installments = serializers.IntegerField(required=False, min_value=1, max_value=12, default=1)
-
-
-class AmexCardDetails(CardDetails):
-    """An American Express card: its number starts with 34 or 37 and its security code has 4 digits."""
-
-    number = pattern_field("^3[47][0-9]{11,17}$", help_text="13 to 19 digits from 34 or 37, Luhn-valid; never stored.")
-    cvv = pattern_field("^[0-9]{4}$", help_text="4 digits; never stored.")
+AmexCardDetails = request_variant(
+    CardSerializer, "AmexCardDetails", only=(*CARD_DATA, "installments"), required=CARD_DATA,
+    doc="An American Express card: its number starts with 34 or 37 and its security code has 4 digits.",
+    replace={"number": Documented({"type": "string", "pattern": "^3[47][0-9]{11,17}$"},
+                                  help_text="13 to 19 digits from 34 or 37, Luhn-valid; never stored."),
+             "cvv": Documented({"type": "string", "pattern": "^[0-9]{4}$"}, help_text="4 digits; never stored.")})
 
 
 CARD = PolymorphicProxySerializer(component_name="Card", serializers=[CardToken, CardDetails, AmexCardDetails],
                                   resource_type_field_name=None)
 
 
-class PixOptions(StrictSerializer):
-    expiresIn = serializers.IntegerField(required=False, min_value=60, max_value=604800, default=PIX_EXPIRES_IN_DEFAULT,
-                                         help_text="Seconds.")
+# Each variant: the fields the body allows with its paymentMethod (and isPhysicalProduct), in this order first.
+_COMMON = ("amount", "referenceId", "payerIp", "webhookUrl", "description", "metadata", "customer", "items")
 
 
-class BoletoOptions(StrictSerializer):
-    dueDate = serializers.DateField(required=False, help_text=f"Today to today + {BOLETO_DUE_DAYS_MAX} days "
-                                                              "(America/Sao_Paulo); default today + 3 days.")
-    instructions = serializers.CharField(required=False, max_length=255, allow_blank=True)
-
-
-class _PayinBase(StrictSerializer):
-    amount = serializers.IntegerField(
-        min_value=MIN_AMOUNT[PaymentMethod.PIX], max_value=settings.CHARGE_MAX_AMOUNT,
-        help_text="Cents; at most the account's maximum per charge (by default the maximum here).")
-    referenceId = pattern_field(REFERENCE_ID_PATTERN, help_text="Your order id; not unique: charges are listed by it.")
-    payerIp = Documented({"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
-                         help_text="The payer's IPv4 or IPv6 address.")
-    webhookUrl = webhook_url_doc()
-    description = serializers.CharField(required=False, max_length=140, allow_blank=True,
-                                        help_text="Shown to the payer.")
-    metadata = metadata_doc()
-    customer = Customer()
-    items = Item(many=True, min_length=1, max_length=100)
-
-
-class _PhysicalProduct(_PayinBase):
-    isPhysicalProduct = Const(True, component="PhysicalProduct")
-    customer = ShippingCustomer()
-
-
-class _DigitalProduct(_PayinBase):
-    isPhysicalProduct = Const(False, component="DigitalProduct")
-
-
-class PixPayin(_DigitalProduct):
-    """A PIX charge for a digital product or a service."""
-
-    paymentMethod = Const(PaymentMethod.PIX.value, component="PixMethod")
-    pix = PixOptions(required=False)
-
-
-class PixShippedPayin(_PhysicalProduct):
-    """A PIX charge for a physical product: the customer's address and phone are required."""
-
-    paymentMethod = Const(PaymentMethod.PIX.value, component="PixMethod")
-    pix = PixOptions(required=False)
-
-
-class CardPayin(_DigitalProduct):
-    """A CREDIT_CARD charge for a digital product or a service."""
-
-    paymentMethod = Const(PaymentMethod.CREDIT_CARD.value, component="CardMethod")
-    card = Documented(CARD, help_text="A card token, or the card's data.")
-
-
-class CardShippedPayin(_PhysicalProduct):
-    """A CREDIT_CARD charge for a physical product: the customer's address and phone are required."""
-
-    paymentMethod = Const(PaymentMethod.CREDIT_CARD.value, component="CardMethod")
-    card = Documented(CARD, help_text="A card token, or the card's data.")
-
-
-class BoletoPayin(_PayinBase):
-    """A BOLETO charge: at least 500 cents, and the customer's address and phone are required."""
-
-    paymentMethod = Const(PaymentMethod.BOLETO.value, component="BoletoMethod")
-    amount = serializers.IntegerField(
-        min_value=MIN_AMOUNT[PaymentMethod.BOLETO], max_value=settings.CHARGE_MAX_AMOUNT,
-        help_text="Cents; at most the account's maximum per charge (by default the maximum here).")
-    isPhysicalProduct = serializers.BooleanField()
-    customer = ShippingCustomer()
-    boleto = BoletoOptions(required=False)
+def _payin_variant(name: str, doc: str, method: str, physical: bool | None) -> type[StrictSerializer]:
+    body = {"paymentMethod": method} if physical is None else {"paymentMethod": method, "isPhysicalProduct": physical}
+    replace: dict[str, serializers.Field] = {"card": Documented(CARD, help_text="A card token, or the card's data.")}
+    if physical is not None:
+        component = "PhysicalProduct" if physical else "DigitalProduct"
+        replace["isPhysicalProduct"] = Const(physical, component=component)
+    if physical or method == PaymentMethod.BOLETO:
+        replace["customer"] = ShippingCustomer()
+    first = _COMMON if physical is None else (*_COMMON, "isPhysicalProduct")
+    return request_variant(PayinRequestSerializer, name, doc=doc, body=body, replace=replace, first=first)
 
 
 PayinRequest = PolymorphicProxySerializer(
     component_name="Payin", resource_type_field_name=None,
-    serializers=[PixPayin, PixShippedPayin, CardPayin, CardShippedPayin, BoletoPayin])
+    serializers=[
+        _payin_variant("PixPayin", "A PIX charge for a digital product or a service.", PaymentMethod.PIX, False),
+        _payin_variant("PixShippedPayin",
+                       "A PIX charge for a physical product: the customer's address and phone are required.",
+                       PaymentMethod.PIX, True),
+        _payin_variant("CardPayin", "A CREDIT_CARD charge for a digital product or a service.",
+                       PaymentMethod.CREDIT_CARD, False),
+        _payin_variant("CardShippedPayin",
+                       "A CREDIT_CARD charge for a physical product: the customer's address and phone are required.",
+                       PaymentMethod.CREDIT_CARD, True),
+        _payin_variant("BoletoPayin",
+                       "A BOLETO charge: at least 500 cents, and the customer's address and phone are required.",
+                       PaymentMethod.BOLETO, None),
+    ])
 
 
 class PayinSimulation(StrictSerializer):

@@ -16,13 +16,14 @@ value sent.
   normalized; an empty string is refused (leave the field out instead).
 
 The serializer costs a tenth of a millisecond of CPU or more a request (DRF deep-copies its fields for every
-instance), so a body that is plainly valid takes a hand-written fast path (`_fast_validate`) applying the same rules
-and returning the same dict; anything it is not sure of, every invalid body included, goes to the serializer, which
-alone writes the errors.
+instance), so a body that is plainly valid takes the fast path (`_fast_validate`), compiled from the serializer's own
+fields by payments.fast_path: the same rules, the same dict; anything it is not sure of, every invalid body included,
+goes to the serializer, which alone writes the errors.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -30,22 +31,22 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from accounts.models import Merchant
-from config.api import StrictCharField, StrictIntegerField, StrictSerializer
+from config.api import NOT_SURE, StrictCharField, StrictIntegerField, StrictSerializer
 from config.errors import as_domain_error
+from config.schema import Const, Documented
+from payments import policy
+from payments.fast_path import compile_fast_path
 from payments.fields import (
-    REFERENCE_ID,
-    UNSTORABLE,
+    EMAIL_PATTERN,
     DocumentField,
     ExactCharField,
+    Invalid,
     MetadataField,
     ReferenceIdField,
+    Rule,
+    StrictChoiceField,
     WebhookUrlField,
-    fast_metadata,
-    fast_text,
-    problem,
-    request_body,
 )
-from payments.formats import documents
 from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
 
 BENEFICIARY_NAME_MAX_LENGTH = 120
@@ -61,58 +62,89 @@ PIX_KEY_SHAPES = {
 }
 
 
-def _pix_key_type(field: Any) -> str | None:
+def _pix_key_type(body: Mapping) -> str | None:
     """The body's pixKeyType when it is a valid one; with none, the rules that depend on it are not applied."""
-    key_type = request_body(field).get("pixKeyType")
+    key_type = body.get("pixKeyType")
     return key_type if isinstance(key_type, str) and key_type in PIX_KEY_TYPES else None
 
 
-class _PayoutAmountField(StrictIntegerField):
-    def to_internal_value(self, data: Any) -> int:
-        amount = super().to_internal_value(data)
+class _PayoutAmountField(Rule, StrictIntegerField):
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        return _PayoutAmountField(
+            min_value=1, max_value=settings.PAYOUT_MAX_AMOUNT, required=required,
+            help_text="Cents; at most the account's maximum per payout (by default the maximum here), and the day's "
+                      "payouts at most its daily maximum.")
+
+    def clean(self, amount: int, context: Mapping, body: Mapping) -> int:
         if amount < 1:
-            raise problem("Must be at least 1 cent.", "amount_too_small")
-        maximum = _payout_max_amount(self.context["merchant"])
+            raise Invalid("Must be at least 1 cent.", "amount_too_small")
+        maximum = policy.payout_max_amount(context["merchant"])
         if amount > maximum:
-            raise problem(f"Must be at most {maximum} cents, this account's maximum per payout.",
-                           "payout_limit_exceeded")
+            raise Invalid(f"Must be at most {maximum} cents, this account's maximum per payout.",
+                          "payout_limit_exceeded")
         return amount
 
 
-def _payout_max_amount(merchant: Merchant) -> int:
-    return settings.PAYOUT_MAX_AMOUNT if merchant.payout_max_amount is None else merchant.payout_max_amount
-
-
-class _PixKeyTypeField(serializers.ChoiceField):
+class _PixKeyTypeField(StrictChoiceField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(choices=PIX_KEY_TYPES, **kwargs)
 
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str) or data not in PIX_KEY_TYPES:
-            raise problem(f"Must be one of {', '.join(PIX_KEY_TYPES)}.", "invalid_choice")
-        return data
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        key_type = _pix_key_type(body)
+        if key_type is None:
+            return _PixKeyTypeField(required=required)
+        return Const(key_type, component=f"{key_type.capitalize()}KeyType")  # CpfKeyType...
 
 
-class _PixKeyField(ExactCharField):
-    """Returns the key as sent; payout_request_validate adds its canonical form."""
+class _PixKeyField(Rule, ExactCharField):
+    """Returns the key's canonical form (the key as sent, untrimmed, is the body's own: see _result)."""
 
-    def to_internal_value(self, data: Any) -> str:
-        key = super().to_internal_value(data)
-        key_type = _pix_key_type(self)
-        if key_type is not None and normalize_pix_key(key_type, key) is None:
-            raise problem(f"Must be {PIX_KEY_SHAPES[key_type]}, for pixKeyType {key_type}.", "invalid_pix_key")
-        return key
+    # What JSON Schema can say of each type's keys (check digits aside), with its description.
+    SCHEMAS = {
+        "CPF": ("^[0-9]{11}$", "11 digits, check digits valid, no punctuation."),
+        "CNPJ": ("^[0-9A-Z]{12}[0-9]{2}$", "14 digits or uppercase letters, check digits valid, no punctuation."),
+        "EMAIL": (EMAIL_PATTERN, "An e-mail address (ASCII, a domain with a dot), compared lowercased."),
+        "PHONE": ("^\\+?55[1-9]{2}(9[0-9]{8}|[2-9][0-9]{7})$",
+                  "+55, the area code and the number, e.g. +5511987654321."),
+        "EVP": ("^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+                "The random key: a UUID of 36 characters."),
+    }
+
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        key_type = _pix_key_type(body)
+        if key_type is None:
+            return _PixKeyField(required=required)
+        pattern, help_text = self.SCHEMAS[key_type]
+        schema = {"type": "string", "pattern": pattern}
+        if key_type == "EMAIL":
+            schema = {"type": "string", "maxLength": EMAIL_MAX_LENGTH, "pattern": pattern}
+        return Documented(schema, required=required, help_text=help_text)
+
+    def clean(self, key: str, context: Mapping, body: Mapping) -> str:
+        key_type = _pix_key_type(body)
+        if key_type is None:
+            return key  # the body is refused for its pixKeyType
+        canonical = normalize_pix_key(key_type, key)
+        if canonical is None:
+            raise Invalid(f"Must be {PIX_KEY_SHAPES[key_type]}, for pixKeyType {key_type}.", "invalid_pix_key")
+        return canonical
 
 
 class _BeneficiaryDocumentField(DocumentField):
-    def to_internal_value(self, data: Any) -> str:
-        document = super().to_internal_value(data)
-        key_type = _pix_key_type(self)
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        key_type = _pix_key_type(body)
         if key_type in ("CPF", "CNPJ"):
-            key = normalize_pix_key(key_type, request_body(self).get("pixKey"))
+            return _BeneficiaryDocumentField(required=required, help_text=f"The key's {key_type}, if sent.")
+        return _BeneficiaryDocumentField(required=required)
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        document = super().clean(value, context, body)
+        key_type = _pix_key_type(body)
+        if key_type in ("CPF", "CNPJ"):
+            key = normalize_pix_key(key_type, body.get("pixKey"))
             if key is not None and key != document:
-                raise problem(f"Must be the same document as pixKey when pixKeyType is {key_type}.",
-                               "beneficiary_mismatch")
+                raise Invalid(f"Must be the same document as pixKey when pixKeyType is {key_type}.",
+                              "beneficiary_mismatch")
         return document
 
 
@@ -122,7 +154,7 @@ class PayoutRequestSerializer(StrictSerializer):
     amount = _PayoutAmountField()
     pixKey = _PixKeyField()
     pixKeyType = _PixKeyTypeField()
-    referenceId = ReferenceIdField()
+    referenceId = ReferenceIdField(help_text="Unique per account and mode (409 duplicate_reference_id).")
     beneficiaryName = StrictCharField(max_length=BENEFICIARY_NAME_MAX_LENGTH, required=False, allow_blank=True)
     beneficiaryDocument = _BeneficiaryDocumentField(required=False)
     webhookUrl = WebhookUrlField(required=False)
@@ -148,12 +180,17 @@ def _validate_with_serializer(data: Any, *, merchant: Merchant) -> dict:
         body = PayoutRequestSerializer.validated(data, merchant=merchant)
     except ValidationError as exc:
         raise as_domain_error(exc) from exc
-    key_type = body["pixKeyType"]
+    return _result(body, data)
+
+
+def _result(body: dict, data: dict) -> dict:
+    """The result from the validated `body`; `data`, the body as sent, gives the key as sent (ExactCharField: the same
+    string the field checked)."""
     return {
         "amount": body["amount"],
-        "pix_key": normalize_pix_key(key_type, body["pixKey"]),
-        "pix_key_as_sent": body["pixKey"],
-        "pix_key_type": key_type,
+        "pix_key": body["pixKey"],
+        "pix_key_as_sent": data["pixKey"],
+        "pix_key_type": body["pixKeyType"],
         "reference_id": body["referenceId"],
         "beneficiary_name": body.get("beneficiaryName", ""),
         "beneficiary_document": body.get("beneficiaryDocument", ""),
@@ -163,68 +200,11 @@ def _validate_with_serializer(data: Any, *, merchant: Merchant) -> dict:
     }
 
 
-# --- Fast path -------------------------------------------------------------------------------------------------------
-# Every field but webhookUrl: its SSRF check resolves the host, which costs far more than the serializer saves.
-_FAST_FIELDS = frozenset({"amount", "pixKey", "pixKeyType", "referenceId", "beneficiaryName", "beneficiaryDocument",
-                          "description", "metadata"})
-# Beyond a bigint (a merchant's maximum is one) the serializer's int(str(amount)) may even fail: let it decide.
-_AMOUNT_CEILING = 2**63 - 1
+# tests/payments/payouts/test_payout_validation_fast_path.py compares both paths over a corpus of bodies.
+_fast_path = compile_fast_path(PayoutRequestSerializer)
 
 
 def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
-    """What _validate_with_serializer returns for `data`, when `data` is a valid body of the common shapes; else None.
-
-    The serializer's rules, field by field, for JSON's own types only (exactly dict, str and int: a subclass, a bool
-    or a float goes to the serializer). It never refuses a body: None only means "ask the serializer", which alone
-    writes the errors. Each rule below names the field class whose rule it repeats; a change there must be made here
-    too (tests/payments/test_payout_validation_fast_path.py compares both paths over a corpus of bodies).
-    """
-    if type(data) is not dict or not _FAST_FIELDS.issuperset(data):  # StrictSerializer: no unknown field
-        return None
-    amount = data.get("amount")
-    key_type = data.get("pixKeyType")
-    key = data.get("pixKey")
-    reference_id = data.get("referenceId")
-    if type(amount) is not int or type(key_type) is not str or type(key) is not str or type(reference_id) is not str:
-        return None
-    # _PayoutAmountField
-    if amount < 1 or amount > _payout_max_amount(merchant) or amount > _AMOUNT_CEILING:
-        return None
-    # _PixKeyTypeField, ReferenceIdField
-    if key_type not in PIX_KEY_TYPES or not REFERENCE_ID.fullmatch(reference_id):
-        return None
-    # _PixKeyField: "" never fits a type; NUL and surrogates never do either, but CharField's check is kept.
-    pix_key = normalize_pix_key(key_type, key)
-    if pix_key is None or UNSTORABLE.search(key):
-        return None
-    # StrictCharField(allow_blank=True): trimmed, "" when blank
-    beneficiary_name = fast_text(data.get("beneficiaryName", ""), BENEFICIARY_NAME_MAX_LENGTH, min_length=0)
-    description = fast_text(data.get("description", ""), DESCRIPTION_MAX_LENGTH, min_length=0)
-    if beneficiary_name is None or description is None:
-        return None
-    # _BeneficiaryDocumentField: trimmed, normalized, a valid CPF or CNPJ (so ASCII), the key's own for those types.
-    beneficiary_document = ""
-    if "beneficiaryDocument" in data:
-        document = data["beneficiaryDocument"]
-        if type(document) is not str:
-            return None
-        beneficiary_document = documents.normalize(document.strip())
-        if documents.document_type(beneficiary_document) is None:
-            return None
-        if key_type in ("CPF", "CNPJ") and beneficiary_document != pix_key:
-            return None
-    metadata = fast_metadata(data.get("metadata", {}))  # MetadataField
-    if metadata is None:
-        return None
-    return {
-        "amount": amount,
-        "pix_key": pix_key,
-        "pix_key_as_sent": key,
-        "pix_key_type": key_type,
-        "reference_id": reference_id,
-        "beneficiary_name": beneficiary_name,
-        "beneficiary_document": beneficiary_document,
-        "webhook_url": "",
-        "description": description,
-        "metadata": metadata,
-    }
+    """What _validate_with_serializer returns for `data` when it is plainly valid; else None ("ask the serializer")."""
+    body = _fast_path(data, {"merchant": merchant}, data)
+    return None if body is NOT_SURE else _result(body, data)

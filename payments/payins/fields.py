@@ -1,0 +1,294 @@
+"""The fields of POST /payin's body that are its own (payments.fields holds those it shares with payouts). Each rule
+is written once, in `clean` (payments.fields.Rule) or `presence` (payments.fields.Presence): the serializer reports its
+problems, the fast path (payments.fast_path) applies the same code to accept plainly valid bodies. No message repeats
+the value sent (a card number, a CVV)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import string
+from collections.abc import Mapping
+from datetime import date, timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import EmailValidator
+from rest_framework import serializers
+
+from config.api import StrictCharField
+from config.schema import Const
+from payments.fields import (
+    EMAIL_PATTERN,
+    PHONE_PATTERN,
+    STATE_PATTERN,
+    ZIP_CODE_PATTERN,
+    ExactCharField,
+    Invalid,
+    Presence,
+    Rule,
+    StrictChoiceField,
+)
+from payments.formats import cards, contact
+from payments.models import PaymentMethod
+
+BOLETO_DUE_DAYS_MAX = 365
+
+
+BOLETO_DUE_DAYS_DEFAULT = 3
+
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+_CARD_NUMBER = re.compile(r"[0-9]{13,19}")
+
+
+_CVV = re.compile(r"[0-9]{3,4}")
+
+
+_MONTH = re.compile(r"0[1-9]|1[0-2]")
+
+
+_YEAR = re.compile(r"[0-9]{2}|[0-9]{4}")
+
+
+# An IPv4 address as ipaddress writes it: returned as is, without parsing (the usual case, and the cheap one).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+
+
+_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}")
+
+
+_validate_email = EmailValidator()
+
+
+_ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)  # "ſp" must not become "SP"
+
+
+METHODS = frozenset(PaymentMethod.values)
+
+
+def payment_method(body: Mapping) -> str | None:
+    """The body's paymentMethod when it is a valid one; with none, the rules that depend on it are not applied."""
+    method = body.get("paymentMethod")
+    return method if isinstance(method, str) and method in METHODS else None
+
+
+def for_boleto_or_delivery(body: Mapping) -> bool:
+    """Whether the body is a boleto or a physical product: both need the customer's address and phone."""
+    return body.get("paymentMethod") == PaymentMethod.BOLETO or body.get("isPhysicalProduct") is True
+
+
+class ContactPresence(Presence):
+    """The customer's phone and address: required for boletos and physical products."""
+
+    def presence(self, present: bool, body: Mapping) -> None:
+        if not present and for_boleto_or_delivery(body):
+            raise Invalid("Required for BOLETO and for physical products.", "required")
+
+
+class MethodOptionsPresence(Presence):
+    """`card`, `pix` and `boleto`: refused with another payment method; `required_for_method` makes it required."""
+
+    method: str = ""
+    required_for_method = False
+
+    def presence(self, present: bool, body: Mapping) -> None:
+        current = payment_method(body)
+        if not present and self.required_for_method and current == self.method:
+            raise Invalid(f"Required for {self.method}.", "required")
+        if present and current is not None and current != self.method:
+            raise Invalid(f"Allowed only when paymentMethod is {self.method}.", "not_allowed")
+
+
+class PaymentMethodField(StrictChoiceField):
+    # The component that names each method's value in the request's variants.
+    COMPONENTS = {PaymentMethod.PIX: "PixMethod", PaymentMethod.CREDIT_CARD: "CardMethod",
+                  PaymentMethod.BOLETO: "BoletoMethod"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=PaymentMethod.values, **kwargs)
+
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        method = payment_method(body)
+        if method is None:
+            return PaymentMethodField(required=required)
+        return Const(method, component=self.COMPONENTS[method])
+
+
+class IpAddressField(Rule, ExactCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "The payer's IPv4 or IPv6 address.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        if _IPV4.fullmatch(value):
+            return value
+        try:
+            return str(ipaddress.ip_address(value))
+        except ValueError:
+            raise Invalid("Must be a valid IPv4 or IPv6 address.", "invalid_ip_address") from None
+
+
+class EmailField(Rule, StrictCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=254, **kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "format": "email", "maxLength": 254, "pattern": EMAIL_PATTERN}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        try:
+            _validate_email(value)
+        except DjangoValidationError:
+            raise Invalid("Must be a valid email address.", "invalid_email") from None
+        return value
+
+
+class PhoneField(ContactPresence, Rule, StrictCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "10 to 13 digits once + ( ) - and spaces are dropped.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": PHONE_PATTERN}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        phone = contact.normalize_phone(value)
+        if phone is None:
+            raise Invalid("Must have 10 to 13 digits (area code and number, the country code optional).",
+                          "invalid_phone")
+        return phone
+
+
+class ZipCodeField(Rule, StrictCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "CEP: 8 digits; '-' and '.' are dropped.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": ZIP_CODE_PATTERN}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        zip_code = contact.normalize_zip_code(value)
+        if zip_code is None:
+            raise Invalid("Must be a CEP of 8 digits, such as 01310-100.", "invalid_zip_code")
+        return zip_code
+
+
+class StateField(Rule, StrictCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "One of the 27 UF codes, in any case, e.g. SP.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": STATE_PATTERN}
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+        state = value.translate(_ASCII_UPPER)
+        if state not in contact.UF_CODES:
+            raise Invalid("Must be one of the 27 UF codes, such as SP or RJ.", "invalid_state")
+        return state
+
+
+class DueDateField(Rule, ExactCharField):
+    HELP = (f"Today to today + {BOLETO_DUE_DAYS_MAX} days (America/Sao_Paulo); default today + "
+            f"{BOLETO_DUE_DAYS_DEFAULT} days.")
+
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        return serializers.DateField(required=required, help_text=self.HELP)
+
+    def clean(self, value: str, context: Mapping, body: Mapping) -> date:
+        try:
+            due_date = date.fromisoformat(value) if _ISO_DATE.fullmatch(value) else None
+        except ValueError:
+            due_date = None
+        if due_date is None:
+            raise Invalid("Must be a date written YYYY-MM-DD.", "invalid_date")
+        today: date = context["today"]
+        if not today <= due_date <= today + timedelta(days=BOLETO_DUE_DAYS_MAX):
+            raise Invalid(f"Must be from today to {BOLETO_DUE_DAYS_MAX} days from today (America/Sao_Paulo).",
+                          "invalid_due_date")
+        return due_date
+
+
+class CardTokenField(ExactCharField):
+    fast_path = False  # looked up in the database, by the serializer
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "card.token of an earlier PAID charge of this account and mode.")
+        super().__init__(**kwargs)
+
+
+class CardNumberField(Rule, ExactCharField):
+    """Documented for the brands other than American Express (see payments.payins.schema for its own)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "13 to 19 digits, Luhn-valid, of a known brand (test mode: the test cards "
+                                       "only); never stored.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": "^([0-24-9][0-9]{12,18}|3[0-35689][0-9]{11,17})$"}
+
+    def clean(self, number: str, context: Mapping, body: Mapping) -> str:
+        if not _CARD_NUMBER.fullmatch(number):
+            raise Invalid("Must be 13 to 19 digits, without spaces or other characters.", "invalid_card_number")
+        if not cards.luhn_valid(number):
+            raise Invalid("The card number is not valid: its check digit is wrong.", "invalid_card_number")
+        if cards.brand(number) is None:
+            raise Invalid("The card brand is not supported.", "unsupported_card_brand")
+        if not context["livemode"] and number not in cards.TEST_CARDS:
+            raise Invalid("Test mode accepts only the test card numbers.", "live_card_in_test_mode")
+        return number
+
+
+class ExpirationMonthField(Rule, ExactCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "01 to 12.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": "^(0[1-9]|1[0-2])$"}
+
+    def clean(self, month: str, context: Mapping, body: Mapping) -> str:
+        if not _MONTH.fullmatch(month):
+            raise Invalid("Must be the month as two digits, 01 to 12.", "invalid_expiration_month")
+        return month
+
+
+class ExpirationYearField(Rule, ExactCharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "YYYY or YY; the card must not have expired.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": "^([0-9]{2}|[0-9]{4})$"}
+
+    def clean(self, year: str, context: Mapping, body: Mapping) -> str:
+        if not _YEAR.fullmatch(year):
+            raise Invalid("Must be the year as YYYY or YY.", "invalid_expiration_year")
+        full_year = f"20{year}" if len(year) == 2 else year
+        if int(full_year) < context["today"].year:
+            raise Invalid("The card has expired.", "expired_card")
+        return full_year
+
+
+class CvvField(Rule, ExactCharField):
+    """Documented for the brands other than American Express (see payments.payins.schema for its own)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "3 digits; never stored.")
+        super().__init__(**kwargs)
+
+    def openapi_schema(self) -> dict:
+        return {"type": "string", "pattern": "^[0-9]{3}$"}
+
+    def clean(self, cvv: str, context: Mapping, body: Mapping) -> str:
+        if not _CVV.fullmatch(cvv):
+            raise Invalid("Must be 3 digits, or 4 for American Express.", "invalid_cvv")
+        return cvv

@@ -1,0 +1,91 @@
+"""One declaration per request body: a field added to a request serializer reaches the fast path and the OpenAPI
+request variants with no other edit, and the variants say what the declaration says."""
+
+from datetime import date
+
+from drf_spectacular.plumbing import ComponentRegistry
+from rest_framework.views import APIView
+
+from accounts.models import Merchant
+from config.api import NOT_SURE, StrictCharField, StrictIntegerField
+from config.schema import AutoSchema
+from payments.fast_path import compile_fast_path
+from payments.openapi import request_variant
+from payments.payins import schema as payin_schema
+from payments.payins.validation import PayinRequestSerializer
+from payments.payouts import schema as payout_schema
+from payments.payouts.validation import PayoutRequestSerializer
+
+TODAY = date(2026, 11, 20)
+PIX_BODY = {"paymentMethod": "PIX", "amount": 5000, "payerIp": "203.0.113.9", "isPhysicalProduct": False,
+            "referenceId": "order-1", "items": [{"title": "Caneca", "quantity": 2, "unitPrice": 2500}],
+            "customer": {"name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"}}
+PAYOUT_BODY = {"amount": 1000, "pixKey": "52998224725", "pixKeyType": "CPF", "referenceId": "r1"}
+
+
+class _ExtendedPayin(PayinRequestSerializer):
+    channel = StrictCharField(max_length=5)
+    priority = StrictIntegerField(min_value=1, max_value=3, required=False)
+
+
+class _ExtendedPayout(PayoutRequestSerializer):
+    channel = StrictCharField(max_length=5, required=False, allow_blank=True)
+
+
+def test_a_payin_field_reaches_the_fast_path(settings):
+    settings.CHARGE_MAX_AMOUNT = 10_000_000
+    fast = compile_fast_path(_ExtendedPayin)
+    context = {"merchant": Merchant(), "livemode": False, "today": TODAY}
+    body = {**PIX_BODY, "channel": " web ", "priority": 2}
+
+    accepted = fast(body, context, body)
+
+    assert accepted == _ExtendedPayin.validated(body, **context)
+    assert (accepted["channel"], accepted["priority"]) == ("web", 2)
+    for refused in ({**body, "channel": "toolong"}, {**body, "priority": 4}, {**body, "priority": True},
+                    {k: v for k, v in body.items() if k != "channel"}):
+        assert fast(refused, context, refused) is NOT_SURE
+
+
+def test_a_payout_field_reaches_the_fast_path():
+    fast = compile_fast_path(_ExtendedPayout)
+    body = {**PAYOUT_BODY, "channel": "  "}
+
+    assert fast(body, {"merchant": Merchant()}, body) == _ExtendedPayout.validated(body, merchant=Merchant())
+    assert fast(body, {"merchant": Merchant()}, body)["channel"] == ""
+
+
+def _component(variant) -> dict:
+    """The request schema that config.schema.AutoSchema writes for `variant`."""
+    auto = AutoSchema()
+    auto.registry = ComponentRegistry()
+    auto.method = "POST"
+    auto.view = APIView()
+    auto.view.request = None
+    return auto._map_serializer(variant(), "request")
+
+
+def test_a_field_reaches_the_request_variants():
+    pix = request_variant(_ExtendedPayin, "ExtendedPixPayin", body={"paymentMethod": "PIX", "isPhysicalProduct": False})
+    cpf = request_variant(_ExtendedPayout, "ExtendedCpfPayout", body={"pixKeyType": "CPF"})
+
+    assert {"channel", "priority"} <= set(pix._declared_fields)
+    assert "card" not in pix._declared_fields and "boleto" not in pix._declared_fields  # refused with PIX
+    assert pix().fields["channel"].required and not pix().fields["priority"].required
+    component = _component(pix)
+    assert component["properties"]["channel"]["maxLength"] == 5
+    assert (component["properties"]["priority"]["minimum"], component["properties"]["priority"]["maximum"]) == (1, 3)
+    assert "channel" in component["required"] and "priority" not in component["required"]
+    assert "channel" in cpf._declared_fields and not cpf().fields["channel"].required
+
+
+def test_the_variants_have_the_declared_fields_and_no_other():
+    # Each variant is the declaration as its method (or key type) has it: card, pix and boleto only with theirs.
+    declared = set(PayinRequestSerializer._declared_fields)
+    options = {"card", "pix", "boleto"}
+    expected = {"PixPayin": "pix", "PixShippedPayin": "pix", "CardPayin": "card", "CardShippedPayin": "card",
+                "BoletoPayin": "boleto"}
+    for variant in payin_schema.PayinRequest.serializers:
+        assert set(variant._declared_fields) == declared - options | {expected[variant.__name__]}
+    for variant in payout_schema.PayoutRequest.serializers.values():
+        assert set(variant._declared_fields) == set(PayoutRequestSerializer._declared_fields)
