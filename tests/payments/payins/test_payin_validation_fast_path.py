@@ -16,7 +16,10 @@ from datetime import date, timedelta
 import pytest
 from rest_framework import serializers
 
+from accounts.models import Merchant
+from config.api import NOT_SURE, StrictCharField
 from config.errors import DomainError
+from payments.fast_path import compile_fast_path
 from payments.fields import METADATA_KEY_MAX_LENGTH, METADATA_MAX_KEYS, METADATA_VALUE_MAX_LENGTH
 from payments.models import CardToken
 from payments.payins import validation as payin_validation
@@ -292,16 +295,19 @@ def test_refused_bodies_get_the_serializers_errors(merchant):
         ("amount", "amount_too_small"), ("customer.document", "invalid_document")]
 
 
-def test_fast_path_knows_every_field_of_the_serializers():
-    # A field the fast path does not know makes it leave the body to the serializers; one that the serializers
-    # require, unknown to the fast path, would let it accept bodies that lack it.
-    def names(serializer) -> set[str]:
-        return set(serializer().fields)
+def test_a_field_added_to_the_declaration_reaches_the_fast_path():
+    # The fast path is compiled from the serializer's declared fields: a new field needs no other edit to be checked
+    # (required, its type and bounds, its own rule) and returned by both paths.
+    class Extended(PayinRequestSerializer):
+        note = serializers.CharField(required=False)  # a plain DRF field: no fast rule, so left to the serializer
+        channel = StrictCharField(max_length=5)
 
-    assert payin_validation._FAST_FIELDS == names(PayinRequestSerializer) - {"webhookUrl"}
-    assert payin_validation._FAST_CUSTOMER_FIELDS == names(payin_validation._CustomerSerializer)
-    assert payin_validation._FAST_ADDRESS_FIELDS == names(payin_validation._AddressSerializer)
-    assert payin_validation._FAST_ITEM_FIELDS == names(payin_validation._ItemSerializer)
-    assert payin_validation._FAST_CARD_FIELDS == names(payin_validation._CardSerializer) - {"token"}
-    assert payin_validation._FAST_PIX_FIELDS == names(payin_validation._PixSerializer)
-    assert payin_validation._FAST_BOLETO_FIELDS == names(payin_validation._BoletoSerializer)
+    fast = compile_fast_path(Extended)
+    context = {"merchant": Merchant(), "livemode": False, "today": TODAY}
+    body = {**bench_body("PIX"), "channel": " web "}
+
+    assert fast(body, context, body)["channel"] == "web"
+    assert fast(body, context, body) == Extended.validated(body, **context)
+    for refused in ({k: v for k, v in body.items() if k != "channel"}, {**body, "channel": "toolong"},
+                    {**body, "channel": 5}, {**body, "note": "x"}):
+        assert fast(refused, context, refused) is NOT_SURE
