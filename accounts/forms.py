@@ -8,7 +8,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from accounts import throttle
 from accounts.models import User
 from accounts.services import KycData
-from integrations.authentication import client_ip
+from config.requests import client_ip
 from payments.formats import contact, documents
 
 KYC_DOCUMENT_TYPES = {"application/pdf", "image/png", "image/jpeg"}

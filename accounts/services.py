@@ -11,8 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
+from accounts.signals import merchant_changed
 from config.errors import DomainError, InvalidState
-from integrations import authcache
 
 
 class EmailTaken(DomainError):
@@ -65,7 +65,8 @@ def _kyc_transition(*, merchant: Merchant, to: KycStatus, actor: User | None, ac
         raise InvalidState(f"KYC cannot move from {current} to {to}")
     AccountEvent.objects.create(merchant=merchant, actor=actor, action=action, from_status=current, to_status=to,
                                 reason=reason)
-    authcache.invalidate_merchant(merchant.pk)  # live keys follow the KYC status from the next request on
+    # Caches of the merchant (the API's key cache) drop it: live keys follow the KYC status from the next request on.
+    merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)
     merchant.kyc_status = to
     merchant.kyc_rejection_reason = reason if to == KycStatus.REJECTED else ""
 
@@ -106,7 +107,7 @@ def merchant_suspend(*, merchant: Merchant, actor: User | None, reason: str = ""
             raise InvalidState("The account is already suspended")
         AccountEvent.objects.create(merchant=merchant, actor=actor, action=AccountEvent.Action.SUSPENDED,
                                     from_status="active", to_status="suspended", reason=reason)
-        authcache.invalidate_merchant(merchant.pk)
+        merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)
     merchant.is_suspended = True
 
 
@@ -117,7 +118,7 @@ def merchant_reactivate(*, merchant: Merchant, actor: User | None, reason: str =
             raise InvalidState("The account is not suspended")
         AccountEvent.objects.create(merchant=merchant, actor=actor, action=AccountEvent.Action.REACTIVATED,
                                     from_status="suspended", to_status="active", reason=reason)
-        authcache.invalidate_merchant(merchant.pk)
+        merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)
     merchant.is_suspended = False
 
 
@@ -157,7 +158,8 @@ def merchant_settings_change(*, merchant: Merchant, actor: User | None, changes:
         event = audit_record(
             merchant=merchant, actor=actor, action=AccountEvent.Action.SETTINGS_CHANGED, details={"changes": diff},
             reason="; ".join(f"{field}: {_shown(c['from'])} → {_shown(c['to'])}" for field, c in diff.items()))
-        authcache.invalidate_merchant(merchant.pk)  # the API serves the name and rate limit from its key cache
+        # The API serves the name and rate limit from its key cache: it drops the merchant.
+        merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)
     for field, change in diff.items():
         setattr(merchant, field, change["to"])
     return event

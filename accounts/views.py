@@ -21,7 +21,7 @@ from accounts.forms import KycForm, LoginForm, SignupForm
 from accounts.models import KycStatus
 from accounts.selectors import kyc_history, merchant_of
 from config.errors import DomainError
-from integrations.authentication import client_ip
+from config.requests import client_ip
 
 
 def merchant_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

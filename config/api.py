@@ -5,12 +5,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, Q, QuerySet
 from rest_framework import exceptions, serializers
@@ -21,8 +23,14 @@ from rest_framework.views import APIView
 
 from config.errors import NotFound, ValidationFailed, validation_error
 
-
 # --- Strict input ----------------------------------------------------------------------------------------------------
+# Each Strict field's `fast(data)` applies the rules its serializer path applies, read from the same attributes, for the
+# fast paths (`payments.fast_path`): the value when it is surely valid, else NOT_SURE (the serializer then decides).
+NOT_SURE: Any = object()
+FAST_INT_MAX = 2**63 - 1
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and surrogates: DRF's CharField refuses them
+
+
 class StrictIntegerField(serializers.IntegerField):
     """A JSON integer and nothing else: 100.0, "100", true and null are refused (no silent coercion of money)."""
 
@@ -33,6 +41,15 @@ class StrictIntegerField(serializers.IntegerField):
             self.fail("invalid")
         return super().to_internal_value(data)
 
+    def fast(self, data: Any) -> Any:
+        """What run_validation returns for `data` when it surely accepts it, else NOT_SURE (as every `fast` below)."""
+        if type(data) is not int or not -FAST_INT_MAX <= data <= FAST_INT_MAX:  # past a BIGINT, DRF judges
+            return NOT_SURE
+        if (self.min_value is not None and data < self.min_value) or (
+                self.max_value is not None and data > self.max_value):
+            return NOT_SURE
+        return data
+
 
 class StrictBooleanField(serializers.BooleanField):
     default_error_messages = {"invalid": "Must be a JSON boolean (true or false)."}
@@ -42,6 +59,9 @@ class StrictBooleanField(serializers.BooleanField):
             self.fail("invalid")
         return data
 
+    def fast(self, data: Any) -> Any:
+        return data if type(data) is bool else NOT_SURE
+
 
 class StrictCharField(serializers.CharField):
     default_error_messages = {"invalid": "Must be a JSON string."}
@@ -50,6 +70,20 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+    def fast(self, data: Any) -> Any:
+        """CharField's rules: trimmed (unless trim_whitespace=False), blank only if allowed, within its lengths, no NUL
+        and no surrogate."""
+        if type(data) is not str:
+            return NOT_SURE
+        if self.trim_whitespace:
+            data = data.strip()
+        if not data:
+            return "" if self.allow_blank else NOT_SURE
+        if (self.max_length is not None and len(data) > self.max_length) or (
+                self.min_length is not None and len(data) < self.min_length) or UNSTORABLE.search(data):
+            return NOT_SURE
+        return data
 
 
 class StrictSerializer(serializers.Serializer):
@@ -168,18 +202,38 @@ def timestamp(value: datetime | None) -> str | None:
 
 
 # --- Base view -------------------------------------------------------------------------------------------------------
+PostWrapper = Callable[[Callable[..., Response]], Callable[..., Response]]
+_post_wrapper: PostWrapper | None = None
+_views_with_post: list[type[ApiView]] = []
+
+
+def post_wrapper_register(wrapper: PostWrapper) -> None:
+    """Wrap the POST handler of every API view, those already defined and those defined later, with `wrapper`: the
+    Idempotency-Key protocol, which the app that owns it (integrations) registers from its AppConfig.ready(). Until
+    it is registered an API view refuses every POST (see ApiView.initial), so no endpoint runs one unwrapped."""
+    global _post_wrapper
+    if wrapper is _post_wrapper:
+        return
+    if _post_wrapper is not None:
+        raise ImproperlyConfigured("The API views' POST wrapper is already registered")
+    _post_wrapper = wrapper
+    for view in _views_with_post:
+        view.post = wrapper(view.__dict__["post"])
+
+
 class ApiView(APIView):
     """Base of every authenticated API view: the RateLimit-* headers of the key pair's rate limit (counted during
-    authentication), JSON only, and Idempotency-Key on every POST (wrapped automatically: no endpoint can forget it)."""
+    authentication), JSON only, and Idempotency-Key on every POST (wrapped automatically by the wrapper registered
+    with `post_wrapper_register`: no endpoint can forget it)."""
 
     renderer_classes = [JSONRenderer]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "post" in cls.__dict__:
-            from integrations.idempotency import idempotent
-
-            cls.post = idempotent(cls.__dict__["post"])
+            _views_with_post.append(cls)
+            if _post_wrapper is not None:
+                cls.post = _post_wrapper(cls.__dict__["post"])
 
     def freshness_key(self, **kwargs: Any) -> str | None:
         """The `config.readcache` token key of the object this request reads, fetched by the authentication's round
@@ -187,6 +241,8 @@ class ApiView(APIView):
         return None
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if _post_wrapper is None and request.method == "POST":
+            raise ImproperlyConfigured("No POST wrapper is registered (integrations.apps registers Idempotency-Key)")
         request.freshness_key = self.freshness_key(**kwargs) if request.method == "GET" else None
         super().initial(request, *args, **kwargs)
 

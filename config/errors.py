@@ -20,14 +20,29 @@ from config.logging import request_id_var
 logger = logging.getLogger(__name__)
 
 
+# A request whose every problem is of one kind gets that kind's error class (and so its top-level code), so a client
+# can branch on `code` alone; any mix is a plain `validation_error`, with each problem's own code in `details`. Filled
+# by the classes that set `validation_kind` (each app's errors sit beside its services; its AppConfig imports them).
+_SINGLE_KIND_ERRORS: dict[str, type[DomainError]] = {}
+
+
 # --- Errors ----------------------------------------------------------------------------------------------------------
 class DomainError(exceptions.APIException):
-    """A business rule said no. Subclasses declare the stable `code`, the human `message` and the HTTP status."""
+    """A business rule said no. Subclasses declare the stable `code`, the human `message` and the HTTP status.
+
+    A subclass that sets `validation_kind = True` names a kind of field problem: a request whose every problem has
+    its code is reported as that error (see `validation_error`)."""
 
     status_code = 400
     type = "invalid_request_error"
     code = "invalid_request"
     message = "Invalid request"
+    validation_kind = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("validation_kind"):
+            _SINGLE_KIND_ERRORS[cls.code] = cls
 
     def __init__(self, message: str | None = None, *, param: str | None = None, details: list | None = None,
                  headers: dict | None = None):
@@ -46,31 +61,7 @@ class ValidationFailed(DomainError):
 class UnknownField(DomainError):
     code = "unknown_field"
     message = "The request has unknown fields"
-
-
-class AmountTooSmall(DomainError):
-    code = "amount_too_small"
-    message = "The amount is below the minimum for this payment method"
-
-
-class AmountTooLarge(DomainError):
-    code = "amount_too_large"
-    message = "The amount is above the maximum per charge"
-
-
-class PayoutLimitExceeded(DomainError):
-    code = "payout_limit_exceeded"
-    message = "The payout exceeds the merchant's limit"
-
-
-class BeneficiaryMismatch(DomainError):
-    code = "beneficiary_mismatch"
-    message = "The beneficiary document is not the document of the Pix key"
-
-
-class LiveCardInTestMode(DomainError):
-    code = "live_card_in_test_mode"
-    message = "Test mode accepts only test card numbers"
+    validation_kind = True
 
 
 class MalformedJson(DomainError):
@@ -197,20 +188,6 @@ def flatten_errors(errors: Any, path: str = "") -> list[dict]:
                 items.extend(flatten_errors(value, f"{path}.{index}" if path else str(index)))
         return items
     return [{"param": path or None, "code": getattr(errors, "code", "invalid"), "message": str(errors)}]
-
-
-class InvalidWebhookUrl(DomainError):
-    code = "invalid_webhook_url"
-    message = "The webhook URL is not accepted"
-
-
-# A request whose every problem is of one of these kinds gets that kind as its top-level code, so a client can branch
-# on `code` alone; any mix is a plain `validation_error`, with each problem's own code in `details`.
-_SINGLE_KIND_ERRORS: dict[str, type[DomainError]] = {
-    error_class.code: error_class for error_class in (
-        UnknownField, AmountTooSmall, AmountTooLarge, LiveCardInTestMode, PayoutLimitExceeded, BeneficiaryMismatch,
-        InvalidWebhookUrl)
-}
 
 
 def validation_error(details: list[dict]) -> DomainError:

@@ -2,8 +2,8 @@
 while the object's freshness token in the shared cache is the one they were stored under.
 
 - A read names its object's token key before authentication (`ApiView.freshness_key`); the authentication's Redis
-  round trip fetches the token with the rate-limit counter (`integrations.ratelimit.gate`), so a hit costs no query
-  and no round trip of its own.
+  round trip fetches the token with the rate-limit counter (its rate-limit gate), so a hit costs no query and no
+  round trip of its own.
 - A body is stored only under a token read *before* the body was loaded from the database. Every change to such an
   object calls `changed` inside its transaction: this process's copy goes at once, and the token is deleted
   everywhere once the change commits. So a body stored from a read that raced the change sits under a token no
@@ -11,7 +11,7 @@ while the object's freshness token in the shared cache is the one they were stor
 - With no token (an object never read, one just changed, a flushed Redis) the read creates one and stores nothing:
   the next read loads and stores under it. An absent token never matches, so a lost token can only cost a query.
 - MAX_AGE_SECONDS bounds how long a body could outlive a lost delete (Redis unreachable at the moment of a commit),
-  as `integrations.authcache` bounds a cached key pair.
+  as the API's key cache bounds a cached key pair.
 - Only with a cache every process shares (Redis). On the local-memory cache of the laptop default the web process
   and the Celery worker each have their own tokens, so a change the worker makes (an expiry, a refund settled) could
   not reach the web process's: there nothing is served from here (`SHARED_CACHE_ONLY`; tests running in one process
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from integrations import ratelimit
+from config import cache as shared_cache
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def key(kind: str, object_id) -> str:
 
 
 def _off() -> bool:
-    return SHARED_CACHE_ONLY and ratelimit.redis_client() is None
+    return SHARED_CACHE_ONLY and shared_cache.redis_client() is None
 
 
 def get(key_: str, token: str | None, *, merchant_id, livemode: bool) -> dict | None:
@@ -73,7 +73,7 @@ def put(key_: str, token: str | None, body: dict, *, merchant_id, livemode: bool
         return
     if token is None:
         try:
-            ratelimit.token_ensure(key_)
+            shared_cache.token_ensure(key_)
         except Exception:  # the cache is away: the next read loads from the database again, nothing worse
             logger.warning("readcache.token_failed", extra={"key": key_})
         return
@@ -90,7 +90,7 @@ def changed(key_: str) -> None:
 
     def delete() -> None:
         try:
-            ratelimit.keys_delete([key_])
+            shared_cache.keys_delete([key_])
         except Exception:
             # The change is committed; other processes stop serving the old body within MAX_AGE_SECONDS.
             logger.exception("readcache.invalidate_failed", extra={"key": key_})

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from accounts.signals import MEMO_ATTRIBUTE
 from integrations import ratelimit
 from integrations.models import ApiKey
 
@@ -42,15 +43,12 @@ def get(public_key: str, *, version: str | None) -> ApiKey | None:
     return entry.api_key
 
 
-# A merchant held here may also keep its webhook endpoints (webhooks.services._enabled_endpoints), for as long as
-# this entry lives: an endpoint change invalidates the merchant like any other change authentication depends on.
-ENDPOINT_CACHE_ATTRIBUTE = "_webhook_endpoints_cache"
-
-
 def put(api_key: ApiKey, *, version: str | None) -> None:
     if len(_entries) >= MAX_ENTRIES:
         _entries.clear()
-    setattr(api_key.merchant, ENDPOINT_CACHE_ATTRIBUTE, {})
+    # Other apps may keep what they derive from the merchant with it (the webhooks app: its endpoints) for as long as
+    # this entry lives: a change to that data sends accounts.signals.merchant_changed, received here.
+    setattr(api_key.merchant, MEMO_ATTRIBUTE, {})
     _entries[api_key.public_key] = Entry(api_key=api_key, version=version, loaded_at=time.monotonic())
 
 
@@ -76,3 +74,8 @@ def invalidate(public_keys: list[str]) -> None:
 
 def invalidate_merchant(merchant_id) -> None:
     invalidate(list(ApiKey.objects.filter(merchant_id=merchant_id).values_list("public_key", flat=True)))
+
+
+def merchant_changed_receiver(sender, *, merchant_id, **kwargs) -> None:
+    """Receives accounts.signals.merchant_changed (connected in IntegrationsConfig.ready)."""
+    invalidate_merchant(merchant_id)

@@ -13,6 +13,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from config.errors import AccountSuspended, InvalidApiKey, KycNotApproved, RateLimited
+from config.requests import client_ip, request_meta
 from integrations import authcache, keys, ratelimit
 from integrations.models import ApiKey
 from integrations.services import apikey_touch
@@ -40,23 +41,6 @@ class ApiClient:
         return f"api:{self.api_key.public_key}"
 
 
-def _meta(request) -> dict:
-    # DRF's Request reaches Django's attributes through a slow __getattr__; this runs on every API request.
-    return getattr(request, "_request", request).META
-
-
-def client_ip(request: Request) -> str:
-    """The caller's address. Behind TRUSTED_PROXY_COUNT proxies (the load balancer) it is the entry that many places
-    from the right of X-Forwarded-For: entries further left were written by the client and prove nothing."""
-    meta = _meta(request)
-    proxies = settings.TRUSTED_PROXY_COUNT
-    if proxies:
-        forwarded = [a.strip() for a in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
-        if len(forwarded) >= proxies:
-            return forwarded[-proxies]
-    return meta.get("REMOTE_ADDR", "")
-
-
 BASIC_FORMAT = "The Authorization header must be: Basic base64(PUBLIC_KEY:SECRET_KEY)"
 
 
@@ -76,7 +60,7 @@ def _basic_credentials(header: str) -> tuple[str, str]:
 
 def read_credentials(request: Request) -> tuple[str, str] | None:
     """The key pair the request carries, in either form; both forms must then name the same pair."""
-    meta = _meta(request)
+    meta = request_meta(request)
     header = meta.get("HTTP_AUTHORIZATION")
     header_key = meta.get("HTTP_X_API_KEY")
     header_secret = meta.get("HTTP_X_API_SECRET")

@@ -2,29 +2,27 @@
 key pair made this second, the version token of the key pair (see `authcache`) and, for a read the API caches, the
 freshness token of the object it reads (see `config.readcache`).
 
-On Redis the four or five commands (GET, SET NX, INCR, GET, GET) go out as one pipelined packet on a client built
-once per process: atomic counters across every web process, at the cost of a single round trip. On the local-memory
-cache of the laptop default, Django's cache calls serve the same purpose within the one process that runs there.
+On Redis the four or five commands (GET, SET NX, INCR, GET, GET) go out as one pipelined packet on the client and
+connection `config.cache` keeps per process: atomic counters across every web process, at the cost of a single
+round trip. On the local-memory cache of the laptop default, Django's cache calls serve the same purpose within the
+one process that runs there.
 """
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache, caches
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache import cache
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from config.cache import TOKEN_TTL, pack, redis_client, send, text, token_ensure
 from config.errors import RateLimited, ServiceUnavailable
 
 AUTH_FAILURE_WINDOW = 60
 RATE_WINDOW = 1
-VERSION_TOKEN_TTL = 86400  # an expired token only means one reload from the database
+VERSION_TOKEN_TTL = TOKEN_TTL
 
 
 @dataclass(frozen=True)
@@ -50,68 +48,8 @@ class CountersUnavailable(ServiceUnavailable):
         super().__init__(headers={"Retry-After": "1"})
 
 
-_client = None
-
-
-def redis_client():
-    """The raw Redis client behind the default cache, built once per process; None when the cache is not Redis."""
-    global _client
-    backend = caches["default"]
-    if not isinstance(backend, RedisCache):
-        return None
-    if _client is None:
-        _client = backend._cache.get_client(write=True)
-    return _client
-
-
-def _pack(commands: list[tuple]) -> bytes:
-    """RESP arrays of bulk strings: the whole wire format of a command (our arguments are short ASCII strings)."""
-    parts = []
-    for command in commands:
-        parts.append(b"*%d\r\n" % len(command))
-        for argument in command:
-            data = str(argument).encode()
-            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
-
-
-# As long as one exchange may take (the socket timeout): threads of a process never queue longer than that.
-LOCK_WAIT_SECONDS = 1.0
-_connection_lock = threading.Lock()
-_connection: tuple[int, object] | None = None  # (pid, connection): a forked child must not share its parent's
-
-
-def _send(packet: bytes, replies: int) -> list:
-    """Send one packet and read its replies: the hot path of every API request. One connection per process, used
-    under a lock: the exchange takes a fraction of a millisecond, and taking a pooled connection each time would cost
-    a third of that again, while keeping one per thread would exhaust the pool under a thread-per-request server.
-    A connection that failed is dropped, never reused half-read."""
-    global _connection
-    # Bounded: if Redis hangs, the threads of a process fail fast (503) instead of queueing a second each behind it.
-    if not _connection_lock.acquire(timeout=LOCK_WAIT_SECONDS):
-        raise RedisTimeoutError("the Redis connection of this process is busy")
-    try:
-        if _connection is None or _connection[0] != os.getpid():
-            _connection = (os.getpid(), redis_client().connection_pool.get_connection())
-        connection = _connection[1]
-        try:
-            connection.send_packed_command([packet])
-            return [connection.read_response() for _ in range(replies)]
-        except BaseException:
-            _connection = None
-            connection.disconnect()
-            redis_client().connection_pool.release(connection)
-            raise
-    finally:
-        _connection_lock.release()
-
-
 def _pipeline(commands: list[tuple]) -> list:
-    return _send(_pack(commands), len(commands))
-
-
-def _text(value) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
+    return send(pack(commands), len(commands))
 
 
 def _block_key(ip: str) -> str:
@@ -123,7 +61,7 @@ def version_key(public_key: str) -> str:
 
 
 def _gate_packet(block_key: bytes, rate_key: bytes, version_key_: bytes) -> bytes:
-    """GET block, SET rate 0 EX 2 NX, INCR rate, GET version: what _pack would build, in one formatting step.
+    """GET block, SET rate 0 EX 2 NX, INCR rate, GET version: what config.cache.pack would build, in one step.
     (SET … NX then INCR gives the counter its expiry on any Redis version; EXPIRE … NX needs Redis 7.)"""
     return (b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n"
             b"*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\n0\r\n$2\r\nEX\r\n$1\r\n%d\r\n$2\r\nNX\r\n"
@@ -139,14 +77,14 @@ def gate(*, ip: str, public_key: str, freshness_key: str | None = None) -> Gate:
         if redis_client() is not None:
             packet = _gate_packet(_block_key(ip).encode(), rate_key.encode(), version_key(public_key).encode())
             if freshness_key is None:
-                blocked, _, count, version = _send(packet, 4)
+                blocked, _, count, version = send(packet, 4)
                 freshness = None
             else:
                 key = freshness_key.encode()
-                blocked, _, count, version, freshness = _send(packet + b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (
+                blocked, _, count, version, freshness = send(packet + b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (
                     len(key), key), 5)
-            return Gate(blocked=blocked is not None, count=int(count), version=_text(version), rate_key=rate_key,
-                        freshness=_text(freshness))
+            return Gate(blocked=blocked is not None, count=int(count), version=text(version), rate_key=rate_key,
+                        freshness=text(freshness))
         cache.add(rate_key, 0, timeout=RATE_WINDOW + 1)
         try:
             count = cache.incr(rate_key)
@@ -220,26 +158,6 @@ def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
             cache.set(_block_key(ip), 1, timeout=AUTH_FAILURE_WINDOW)
     except RedisError as error:
         raise CountersUnavailable() from error
-
-
-def set_if_absent(key: str, value: str, *, seconds: int) -> bool:
-    """Set a key that expires, unless it is set: True for the one caller that set it."""
-    if redis_client() is not None:
-        return _pipeline([("SET", key, value, "EX", seconds, "NX")])[0] is not None
-    return cache.add(key, value, timeout=seconds)
-
-
-def keys_delete(keys: list[str]) -> None:
-    if redis_client() is not None:
-        _pipeline([("DEL", *keys)])
-    else:
-        cache.delete_many(keys)
-
-
-def token_ensure(key: str) -> None:
-    """Give a key pair's version or an object's freshness a random token if it has none (another process may set one
-    first: either will do)."""
-    set_if_absent(key, os.urandom(16).hex(), seconds=VERSION_TOKEN_TTL)
 
 
 def version_ensure(public_key: str) -> None:

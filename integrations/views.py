@@ -1,4 +1,5 @@
-"""The Integrations page: API key pairs (the secret shown once), revocation."""
+"""The Integrations page: API key pairs (the secret shown once), revocation. The page is composed with config.pages:
+the webhooks app adds its signing secret and endpoints as a section."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import secrets
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
+from config import pages
 from config.errors import DomainError
 from integrations import services
 from integrations.models import ApiKey
@@ -32,31 +34,24 @@ def _new_form(request: HttpRequest, **initial) -> ApiKeyForm:
     return ApiKeyForm(initial={"nonce": request.session[FORM_NONCE], **initial})
 
 
-def render_integrations_page(request: HttpRequest, *, new_key: ApiKey | None = None, new_secret: str | None = None,
-                             revealed_signing_secret: str | None = None, endpoint_form=None,
-                             status: int = 200) -> HttpResponse:
-    """The Integrations page: key pairs, the webhook signing secret and the webhook endpoints of the current mode.
-    Secrets appear only in the answer to the POST that created or revealed them, never stored, never cached."""
-    from webhooks.forms import EndpointForm
-    from webhooks.selectors import endpoint_list
+PAGE = "integrations"  # config.pages: the webhooks app adds its section to this page
 
-    livemode = request.livemode
-    response = render(request, "integrations/integrations.html", {
-        "form": _new_form(request, mode="live" if livemode else "test"),
+
+def page_context(request: HttpRequest, *, new_key: ApiKey | None = None, new_secret: str | None = None,
+                 **state) -> dict:
+    """The Integrations page's own part: the key pairs, and the secret of a pair just created. Secrets appear only in
+    the answer to the POST that created or revealed them, never stored, never cached."""
+    return {
+        "form": _new_form(request, mode="live" if request.livemode else "test"),
         "api_keys": ApiKey.objects.filter(merchant=request.merchant).order_by("-created_at"),
         "new_key": new_key, "new_secret": new_secret,
-        "endpoints": endpoint_list(merchant=request.merchant, livemode=livemode),
-        "endpoint_form": endpoint_form or EndpointForm(),
-        "revealed_secret": revealed_signing_secret,
-    }, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
+    }
 
 
 @never_cache
 @merchant_required
 def integrations(request: HttpRequest) -> HttpResponse:
-    return render_integrations_page(request)
+    return pages.page_render(request, PAGE)
 
 
 @never_cache
@@ -78,7 +73,7 @@ def apikey_create_view(request: HttpRequest) -> HttpResponse:
         messages.error(request, error.message)
         return redirect("dashboard:integrations")
     # Rendered straight from the POST, never stored: after this response the secret exists only with the merchant.
-    return render_integrations_page(request, new_key=api_key, new_secret=secret_key)
+    return pages.page_render(request, PAGE, new_key=api_key, new_secret=secret_key)
 
 
 @require_POST

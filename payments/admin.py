@@ -1,8 +1,11 @@
 """Staff see the ledger and charges read-only: corrections are new movements (balance adjustments), never edits."""
 
 from django.contrib import admin
+from django.db import transaction
 from django.http import HttpRequest
 
+from accounts.models import AccountEvent
+from accounts.services import audit_record
 from config.admin import ReadOnlyAdmin, ReadOnlyInline
 from payments.ledger.services import adjustment_create
 from payments.models import (
@@ -15,6 +18,7 @@ from payments.models import (
     RailNotification,
     Refund,
 )
+from payments.templatetags.payments_format import brl
 
 
 class LedgerEntryInline(ReadOnlyInline):
@@ -82,12 +86,6 @@ class BalanceAdjustmentAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: BalanceAdjustment, form, change: bool) -> None:
-        from django.db import transaction
-
-        from accounts.models import AccountEvent
-        from accounts.services import audit_record
-        from payments.templatetags.payments_format import brl
-
         with transaction.atomic():  # the movement and its audit line are committed together
             created = adjustment_create(merchant=obj.merchant, livemode=obj.livemode, amount=obj.amount,
                                         reason=obj.reason, staff=request.user)

@@ -6,6 +6,8 @@ class PaymentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the Celery tasks in every process: services queue them by name (config.celery.task_enqueue).
+        # Registers the Celery tasks in every process: services queue them by name (config.celery.task_enqueue); and
+        # the kinds of field problems of a charge request (config.errors.validation_error reports them by code).
+        from payments.payins import errors as payin_errors  # noqa: F401
         from payments.payins import tasks as payin_tasks  # noqa: F401
         from payments.payouts import tasks as payout_tasks  # noqa: F401

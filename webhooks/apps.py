@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class WebhooksConfig(AppConfig):
     name = "webhooks"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers the Celery tasks in every process (services queue them by name: config.celery.task_enqueue), and
+        # this app's section of the Integrations page (config.pages).
+        from config import pages
+        from webhooks import tasks, views  # noqa: F401
+
+        pages.section_register(views.INTEGRATIONS_PAGE, template=views.INTEGRATIONS_SECTION,
+                               context=views.integrations_section_context)

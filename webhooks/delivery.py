@@ -19,9 +19,10 @@ from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from config.celery import task_enqueue
 from webhooks import http, signing
 from webhooks.models import Delivery, DeliveryAttempt, Event
-from webhooks.services import signing_secrets_active
+from webhooks.services import DELIVERY_TASK, signing_secrets_active
 
 logger = logging.getLogger(__name__)
 USER_AGENT = f"Pagamentos-Webhooks/{settings.API_VERSION}"
@@ -131,9 +132,7 @@ def delivery_attempt(*, delivery_id: str) -> None:
     delay = _record(claim, result)
     if delay is not None and delay <= settings.WEBHOOK_MAX_ETA_SECONDS:
         # A near retry goes out at its due time; a far one is left to the sweeper (no long ETAs on the broker).
-        from webhooks.tasks import delivery_attempt as task
-
-        task.apply_async(kwargs={"delivery_id": delivery_id}, countdown=delay)
+        task_enqueue(DELIVERY_TASK, countdown=delay, delivery_id=delivery_id)
 
 
 def _record(claim: Claim, result: http.HttpResult) -> float | None:
@@ -188,8 +187,6 @@ def _record_write(claim: Claim, result: http.HttpResult, now: datetime, fields: 
 def deliveries_sweep(*, limit: int = 1000) -> int:
     """Enqueue deliveries that are overdue and not leased: their message was lost (broker flushed, worker killed) or
     their retry was too far out for an ETA. Safe to run anywhere, any number of times: the claim decides."""
-    from webhooks.tasks import delivery_attempt as task
-
     now = timezone.now()
     overdue = now - timedelta(seconds=settings.WEBHOOK_SWEEP_GRACE_SECONDS)
     quiet = now - timedelta(seconds=settings.WEBHOOK_REENQUEUE_SECONDS)
@@ -200,5 +197,5 @@ def deliveries_sweep(*, limit: int = 1000) -> int:
     # Conditional, so two sweepers at once enqueue each row once.
     ids = [i for i in ids if candidates.filter(pk=i).update(enqueued_at=now)]
     for delivery_id in ids:
-        task.delay(delivery_id=str(delivery_id))
+        task_enqueue(DELIVERY_TASK, delivery_id=str(delivery_id))
     return len(ids)

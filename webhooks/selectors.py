@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Merchant
 from config.errors import NotFound, ValidationFailed
@@ -25,6 +25,14 @@ def event_list(*, merchant: Merchant, livemode: bool, type: str | None = None,
     if object_id is not None:
         events = events.filter(object_id=object_id)
     return events
+
+
+def event_timeline(*, merchant: Merchant, livemode: bool, object_ids: list[str], limit: int) -> list[Event]:
+    """The events of these objects (at most `limit`), oldest first, each with its deliveries prefetched."""
+    deliveries = Prefetch("deliveries", queryset=Delivery.objects.order_by("created_at", "id"))
+    return list(Event.objects.filter(merchant=merchant, livemode=livemode, object_id__in=object_ids)
+                .only("id", "type", "object_id", "created_at").order_by("created_at", "id")
+                .prefetch_related(deliveries)[:limit])
 
 
 def endpoint_list(*, merchant: Merchant, livemode: bool) -> QuerySet[WebhookEndpoint]:

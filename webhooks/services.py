@@ -8,38 +8,44 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from accounts.models import Merchant
+from accounts.signals import MEMO_ATTRIBUTE, merchant_changed
 from config import inserts
 from config.api import timestamp
+from config.celery import task_enqueue
 from config.errors import InvalidState
 from config.ids import uuid7
-from integrations import authcache
-from integrations.authcache import ENDPOINT_CACHE_ATTRIBUTE
 from webhooks import signing, ssrf
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint, WebhookSecret
 
 logger = logging.getLogger(__name__)
+DELIVERY_TASK = "webhooks.tasks.delivery_attempt"  # queued by name: the tasks module imports this one
 SECRET_ROTATION_GRACE = timedelta(hours=24)
 
 
 def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
-                 webhook_url: str | None = None, endpoints: list[WebhookEndpoint] | None = None) -> Event:
+                 webhook_url: str | None = None, endpoints: list[WebhookEndpoint] | None = None,
+                 rows: tuple[Model, ...] = ()) -> Event:
     """Record an event and its deliveries inside the caller's transaction: they exist if and only if the change
-    commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost."""
+    commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost.
+
+    `rows` are the caller's own new rows (the charge the event announces, say), written first in the same single
+    statement as the event and its deliveries (`config.inserts.insert`): all or nothing, in one round trip, with no
+    transaction needed around them."""
     event, deliveries = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj,
                                     previous_status=previous_status, webhook_url=webhook_url, endpoints=endpoints)
-    inserts.insert(event, *deliveries)
-    deliveries_enqueue_on_commit(deliveries)
+    inserts.insert(*rows, event, *deliveries)
+    _deliveries_enqueue_on_commit(deliveries)
     return event
 
 
 def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
                 webhook_url: str | None = None,
                 endpoints: list[WebhookEndpoint] | None = None) -> tuple[Event, list[Delivery]]:
-    """An event and its deliveries, not yet saved: for a caller that writes them with its own rows in one statement
-    (`config.inserts.insert`), then calls `deliveries_enqueue_on_commit`."""
+    """An event and its deliveries, not yet saved (what `event_record` writes; the benchmarks build them too)."""
     now = timezone.now()
     event_id = uuid7()
     payload = {
@@ -61,18 +67,18 @@ def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pre
     return event, deliveries
 
 
-def deliveries_enqueue_on_commit(deliveries: list[Delivery]) -> None:
+def _deliveries_enqueue_on_commit(deliveries: list[Delivery]) -> None:
     if deliveries:
         ids = [str(d.id) for d in deliveries]
         transaction.on_commit(lambda: _enqueue(ids))
 
 
 def _enabled_endpoints(merchant: Merchant, livemode: bool) -> list[WebhookEndpoint]:
-    """The merchant's enabled endpoints of a mode. A merchant held by the API's key cache (`integrations.authcache`)
-    keeps them for as long as that cache keeps it: a change to an endpoint invalidates the merchant there (in every
-    process, through its version token), exactly as a revoked key does, so no request sees a stale list after the
-    change commits, and an API request that records an event saves a query."""
-    cached = merchant.__dict__.get(ENDPOINT_CACHE_ATTRIBUTE)
+    """The merchant's enabled endpoints of a mode. A merchant held by the API's key cache keeps them (under
+    `accounts.signals.MEMO_ATTRIBUTE`) for as long as that cache keeps it: a change to an endpoint sends
+    `merchant_changed`, which invalidates the merchant there (in every process), exactly as a revoked key does, so
+    no request sees a stale list after the change commits, and an API request that records an event saves a query."""
+    cached = merchant.__dict__.get(MEMO_ATTRIBUTE)
     if cached is not None and livemode in cached:
         return cached[livemode]
     endpoints = list(WebhookEndpoint.objects.filter(merchant=merchant, livemode=livemode, enabled=True))
@@ -82,11 +88,9 @@ def _enabled_endpoints(merchant: Merchant, livemode: bool) -> list[WebhookEndpoi
 
 
 def _enqueue(delivery_ids: list[str]) -> None:
-    from webhooks.tasks import delivery_attempt
-
     for delivery_id in delivery_ids:
         try:
-            delivery_attempt.delay(delivery_id=delivery_id)
+            task_enqueue(DELIVERY_TASK, delivery_id=delivery_id)
         except Exception:  # the broker is down: the row is due, and the sweeper will enqueue it again
             logger.warning("webhooks.enqueue_failed", extra={"delivery_id": delivery_id})
             return
@@ -104,7 +108,7 @@ def endpoint_create(*, merchant: Merchant, livemode: bool, url: str, event_types
     with transaction.atomic():
         endpoint = WebhookEndpoint.objects.create(merchant=merchant, livemode=livemode, url=url,
                                                   description=description, event_types=_clean_event_types(event_types))
-        authcache.invalidate_merchant(merchant.pk)  # its cached endpoint list (see _enabled_endpoints)
+        merchant_changed.send(sender=WebhookEndpoint, merchant_id=merchant.pk)  # see _enabled_endpoints
     return endpoint
 
 
@@ -115,7 +119,7 @@ def endpoint_update(*, endpoint: WebhookEndpoint, url: str, event_types: list[st
         endpoint.url, endpoint.description, endpoint.enabled = url, description, enabled
         endpoint.event_types = _clean_event_types(event_types)
         endpoint.save(update_fields=["url", "description", "enabled", "event_types"])
-        authcache.invalidate_merchant(endpoint.merchant_id)  # its cached endpoint list (see _enabled_endpoints)
+        merchant_changed.send(sender=WebhookEndpoint, merchant_id=endpoint.merchant_id)  # see _enabled_endpoints
         # Retries still pending follow the endpoint: to its new URL, or nowhere once it is disabled. A retry whose
         # event already has a delivery to the new URL is dropped (one delivery per event and URL).
         pending = Delivery.objects.filter(endpoint=endpoint, status=Delivery.Status.PENDING)

@@ -19,13 +19,19 @@ from django.conf import settings
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from config.errors import InvalidWebhookUrl
+from config.errors import DomainError
 
 MAX_URL_LENGTH = 2048
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class InvalidWebhookUrl(DomainError):
+    code = "invalid_webhook_url"
+    message = "The webhook URL is not accepted"
+    validation_kind = True
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:

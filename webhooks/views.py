@@ -11,11 +11,25 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
+from config import pages
 from config.errors import DomainError
-from integrations.views import render_integrations_page
 from webhooks import selectors, services
 from webhooks.forms import EndpointForm
 from webhooks.models import Delivery, WebhookEndpoint
+
+INTEGRATIONS_PAGE = "integrations"  # the integrations app's page (config.pages), where this app adds a section
+INTEGRATIONS_SECTION = "webhooks/_integrations_section.html"
+
+
+def integrations_section_context(request: HttpRequest, *, revealed_signing_secret: str | None = None,
+                                 endpoint_form: EndpointForm | None = None, **state) -> dict:
+    """The webhook part of the Integrations page: the signing secret (only in the answer to the POST that revealed
+    or rotated it) and the endpoints of the current mode."""
+    return {
+        "endpoints": selectors.endpoint_list(merchant=request.merchant, livemode=request.livemode),
+        "endpoint_form": endpoint_form or EndpointForm(),
+        "revealed_secret": revealed_signing_secret,
+    }
 
 
 def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
@@ -31,7 +45,7 @@ def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
 def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
     # A POST, so the secret is never in a URL, a browser history or an access log; the page is not cached.
     secret = services.signing_secret_reveal(merchant=request.merchant, livemode=request.livemode)
-    return render_integrations_page(request, revealed_signing_secret=secret)
+    return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
 @require_POST
@@ -42,7 +56,7 @@ def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
     secret = services.signing_secret_rotate(merchant=request.merchant, livemode=request.livemode)
     messages.success(request, "Signing secret rotated. For 24 hours every webhook is signed with both the new and "
                               "the old secret, so update your receiver now.")
-    return render_integrations_page(request, revealed_signing_secret=secret)
+    return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
 @require_POST
@@ -61,7 +75,7 @@ def endpoint_create(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Endpoint added. Send it a test event to check your receiver.")
             return redirect("dashboard:integrations")
-    return render_integrations_page(request, endpoint_form=form, status=400)
+    return pages.page_render(request, INTEGRATIONS_PAGE, endpoint_form=form, status=400)
 
 
 @merchant_required

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 
 from django.contrib import messages
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
@@ -21,7 +21,8 @@ from accounts.models import KycStatus
 from accounts.views import refuse_if_suspended
 from config.api import paginate
 from config.errors import DomainError
-from webhooks.models import Delivery, Event
+from webhooks.models import Event
+from webhooks.selectors import event_timeline
 
 PAGE_SIZE = 25
 
@@ -63,10 +64,8 @@ def search(queryset: QuerySet, text: str) -> QuerySet:
 
 def timeline(request: HttpRequest, object_ids: list[str]) -> list[Event]:
     """The events of these objects, oldest first, each with its webhook deliveries."""
-    deliveries = Prefetch("deliveries", queryset=Delivery.objects.order_by("created_at", "id"))
-    return list(Event.objects.filter(merchant=request.merchant, livemode=request.livemode, object_id__in=object_ids)
-                .only("id", "type", "object_id", "created_at").order_by("created_at", "id")
-                .prefetch_related(deliveries)[:TIMELINE_MAX])
+    return event_timeline(merchant=request.merchant, livemode=request.livemode, object_ids=object_ids,
+                          limit=TIMELINE_MAX)
 
 
 def refuse_write(request: HttpRequest) -> HttpResponse | None:

@@ -22,12 +22,11 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config import inserts
+from config import cache as shared_cache
 from config.celery import task_enqueue
 from config.codes import random_code
 from config.dates import sao_paulo_today
-from config.errors import DomainError, InvalidState, NotFound, PayoutLimitExceeded
-from integrations import ratelimit
+from config.errors import DomainError, InvalidState, NotFound
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
@@ -35,7 +34,7 @@ from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, Pay
 from payments.payouts.serializers import payout_serialize
 from payments.rails.base import OperationStatus, RailError
 from payments.rows import row_locked
-from webhooks.services import deliveries_enqueue_on_commit, event_build, event_record
+from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +61,18 @@ class DuplicateReferenceId(DomainError):
     message = "A payout with this referenceId already exists"
 
 
+class PayoutLimitExceeded(DomainError):
+    code = "payout_limit_exceeded"
+    message = "The payout exceeds the merchant's limit"
+    validation_kind = True
+
+
+class BeneficiaryMismatch(DomainError):  # reported by payouts.validation, by code
+    code = "beneficiary_mismatch"
+    message = "The beneficiary document is not the document of the Pix key"
+    validation_kind = True
+
+
 def end_to_end_id(now=None) -> str:
     """The Pix end-to-end id: E + the ISPB + yyyyMMddHHmm (UTC) + 11 random alphanumerics, 32 characters."""
     now = (now or timezone.now()).astimezone(UTC)
@@ -84,15 +95,13 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
         beneficiary_name=data["beneficiary_name"], beneficiary_document=data["beneficiary_document"],
         description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
         local_date=today, created_at=now, updated_at=now)
-    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created",
-                                    obj=payout_serialize(payout), previous_status=None,
-                                    webhook_url=payout.webhook_url or None)
-    daily_max = settings.PAYOUT_DAILY_MAX if merchant.payout_daily_max is None else merchant.payout_daily_max
+    daily_max = policy.payout_daily_max(merchant)
     try:
         with transaction.atomic():
             # The payout and its event first, before any lock: a referenceId already taken fails here (the unique
             # constraint), and the ledger lock is held only for the decision and the movement.
-            inserts.insert(payout, event, *deliveries)
+            event_record(merchant=merchant, livemode=livemode, type="payout.created", obj=payout_serialize(payout),
+                         previous_status=None, webhook_url=payout.webhook_url or None, rows=(payout,))
             accounts = ledger.lock(merchant=merchant, livemode=livemode)
             used = _daily_total_add(payout, amount)
             if used > daily_max:
@@ -107,7 +116,6 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
                             Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
                             Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
                         ])
-            deliveries_enqueue_on_commit(deliveries)
             transaction.on_commit(_dispatch_soon)
     except IntegrityError:
         existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
@@ -149,11 +157,11 @@ def _dispatch_soon() -> None:
     clear is in its list, and one committed after it sets the flag again. If the message is lost, the payouts wait
     for the flag to expire (a minute) or for the reconciliation job, which starts PENDING payouts older than 15 s."""
     try:
-        if ratelimit.set_if_absent(DISPATCH_FLAG, "1", seconds=DISPATCH_FLAG_SECONDS):
+        if shared_cache.set_if_absent(DISPATCH_FLAG, "1", seconds=DISPATCH_FLAG_SECONDS):
             try:
                 task_enqueue("payments.payouts.tasks.payouts_dispatch")
             except Exception:
-                ratelimit.keys_delete([DISPATCH_FLAG])  # the next payout tries again
+                shared_cache.keys_delete([DISPATCH_FLAG])  # the next payout tries again
                 raise
     except Exception:  # the broker or Redis is down: the reconciliation job picks up PENDING payouts
         logger.warning("payments.payout_dispatch_failed")
@@ -163,7 +171,7 @@ def payouts_dispatch() -> int:
     """The worker's side: a `payout_process` task for each PENDING payout, oldest first. One whose task is already
     queued may get a second one (at most the payouts the worker's threads hold meanwhile); the second finds it no
     longer PENDING and does nothing."""
-    ratelimit.keys_delete([DISPATCH_FLAG])
+    shared_cache.keys_delete([DISPATCH_FLAG])
     ids = list(Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
                .values_list("pk", flat=True)[:DISPATCH_BATCH])
     for payout_id in ids:

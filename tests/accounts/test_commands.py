@@ -99,7 +99,7 @@ def test_seed_demo_passwords_are_this_installations_own(settings):
 @pytest.mark.django_db
 def test_seed_demo_refuses_a_production_like_setup(settings, monkeypatch):
     settings.DEBUG = False
-    monkeypatch.setattr("accounts.management.commands.seed_demo.development_database", lambda: False)
+    monkeypatch.setattr("payments.management.commands.seed_demo.development_database", lambda: False)
 
     with pytest.raises(CommandError, match="development setup"):
         run("seed_demo")

@@ -86,7 +86,7 @@ def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
         raise redis.ConnectionError("Connection refused")
 
     monkeypatch.setattr(ratelimit, "redis_client", lambda: object())
-    monkeypatch.setattr(ratelimit, "_send", broken)
+    monkeypatch.setattr(ratelimit, "send", broken)
 
     response = api.get("/account")
 
@@ -99,7 +99,8 @@ def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
 
 
 def test_the_gate_packet_is_what_the_generic_packer_builds():
-    from integrations.ratelimit import _gate_packet, _pack
+    from config.cache import pack as _pack
+    from integrations.ratelimit import _gate_packet
 
     packet = _gate_packet(b"rl:authblock:::1", b"rl:key:pk_test_x:1", b"authv:pk_test_x")
 

@@ -554,11 +554,11 @@ def test_the_next_sao_paulo_day_starts_a_new_total(api, merchant, monkeypatch):
     merchant.payout_daily_max = 10_000
     merchant.save()
     fund(merchant, 30_000)
-    monkeypatch.setattr("payments.payouts.sao_paulo_today", lambda: date(2025, 11, 20))
+    monkeypatch.setattr("payments.payouts.services.sao_paulo_today", lambda: date(2025, 11, 20))
     create(api, amount=10_000, referenceId="p-1")
     daily_limit(post_payout(api, amount=1, referenceId="p-2"), 10_001, 10_000)
 
-    monkeypatch.setattr("payments.payouts.sao_paulo_today", lambda: date(2025, 11, 21))
+    monkeypatch.setattr("payments.payouts.services.sao_paulo_today", lambda: date(2025, 11, 21))
     got = create(api, amount=10_000, referenceId="p-3")
 
     assert got["status"] == "PENDING"
