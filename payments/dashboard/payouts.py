@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
 from config.dates import sao_paulo_today
-from config.errors import DomainError, NotFound, PayoutLimitExceeded
+from config.errors import DomainError, NotFound
 from payments import policy
 from payments.dashboard.forms import PayoutFilterForm, PayoutForm, ReaisField
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
@@ -25,7 +24,7 @@ from payments.models import (
 )
 from payments.payouts import selectors as payout_selectors
 from payments.payouts import services as payouts
-from payments.payouts.services import DuplicateReferenceId
+from payments.payouts.services import DuplicateReferenceId, PayoutLimitExceeded
 from payments.payouts.validation import payout_request_validate
 from payments.templatetags.payments_format import brl, sp_date
 
@@ -109,7 +108,7 @@ def _payout_validate(request: HttpRequest, form: PayoutForm) -> dict | None:
     try:
         return payout_request_validate(form.api_body(), merchant=request.merchant)
     except DomainError as error:
-        maximum = request.merchant.payout_max_amount or settings.PAYOUT_MAX_AMOUNT
+        maximum = policy.payout_max_amount(request.merchant)
         for problem in error.details or [{"param": error.param, "code": error.code, "message": error.message}]:
             field = PayoutForm.FIELDS.get(problem.get("param") or "")
             message = problem["message"]
@@ -128,8 +127,7 @@ def _payout_refusal(request: HttpRequest, form: PayoutForm, error: DomainError) 
         form.add_error("amount", f"Insufficient balance: your available balance is {brl(available)}, and a payout "
                                  "takes its amount plus the fee from it.")
     elif isinstance(error, PayoutLimitExceeded):
-        merchant = request.merchant
-        daily = settings.PAYOUT_DAILY_MAX if merchant.payout_daily_max is None else merchant.payout_daily_max
+        daily = policy.payout_daily_max(request.merchant)
         form.add_error("amount", f"Today's payouts would exceed your daily limit of {brl(daily)}.")
     else:
         form.add_error(None, error.message)
