@@ -4,12 +4,21 @@ The key is claimed by inserting a row before the request runs: the unique constr
 exactly one of any number of concurrent requests the owner; the others see the row and get 409 while it runs, the
 stored response once it finished, or 422 when their body or path differ.
 
-The request itself runs in one transaction with the storing of its response: its effect and the stored response
-commit together or not at all, and an error (raised or returned) rolls the effect back. For as long as that
-transaction lives, it holds a row lock on its claim. A claim found "in progress" is taken over only when it is both
-older than IDEMPOTENCY_LOCK_TIMEOUT_SECONDS and not locked (on PostgreSQL, `FOR UPDATE NOWAIT`): a live request keeps
-its claim however slow it is, while a dead process's lock died with its connection. Completing and releasing are
-conditional on the owner's token (the `locked_at` it wrote), so a former owner can never touch a new owner's claim.
+No transaction is opened around the request: transactions belong to the services it calls, and a service that calls a
+rail commits before the call and records the answer after it (a rail call never runs inside a transaction). So the
+wrapper cannot undo a request's effect; instead it watches, on the request's database connection, whether any write
+of the request committed:
+- a request that committed nothing (a validation error, a business refusal rolled back by its service, a rail that
+  refused before anything was written) is released: its key may be retried;
+- a request that committed something keeps its response, whatever it is (a 201, or the 500 of a crash after a charge
+  was handed to the rail): a retry gets that response again and never acts twice.
+
+While it runs, the owner holds a PostgreSQL session advisory lock on its claim (not a transaction: it lives with the
+connection). A claim found "in progress" is taken over only when it is both older than
+IDEMPOTENCY_LOCK_TIMEOUT_SECONDS and not locked: a live request keeps its claim however slow it is, while a dead
+process's lock died with its connection (elsewhere than on PostgreSQL, the age alone decides). Completing and
+releasing are conditional on the owner's token (the `locked_at` it wrote), so a former owner can never touch a new
+owner's claim.
 """
 
 from __future__ import annotations
@@ -25,16 +34,20 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.errors import DomainError, ValidationFailed
+from config.errors import DomainError, ValidationFailed, as_domain_error, error_body
 from integrations.models import ApiKey, IdempotencyKey
 
 HEADER = "Idempotency-Key"
 KEY_PATTERN = re.compile(r"[\x20-\x7e]{1,255}")
+# Statements that may change rows (a WITH may carry an INSERT: config.inserts writes a charge and its event so).
+WRITE_STATEMENT = re.compile(r"\s*(INSERT|UPDATE|DELETE|WITH|MERGE)\b", re.IGNORECASE)
+# The first key of the two-key advisory locks on claims: one namespace of its own ("IDEM").
+LOCK_NAMESPACE = 0x4944454D
 
 
 class IdempotencyKeyReused(DomainError):
@@ -77,6 +90,7 @@ def body_digest(raw: bytes) -> str:
 
 
 def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, digest: str) -> Claim:
+    """Claim the key for this request (and lock the claim, see `_lock`), or say why not: a replay, 409 or 422."""
     scope = {"merchant_id": api_key.merchant_id, "livemode": api_key.livemode, "key": key}
     lock_timeout = timedelta(seconds=settings.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS)
     for _ in range(3):  # a released row can vanish between our failed insert and our read: claim again
@@ -85,6 +99,7 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
             with transaction.atomic():
                 row = IdempotencyKey.objects.create(**scope, method=method, path=path, body_digest=digest,
                                                     locked_at=now)
+            _lock(row)  # a new row: nobody else can hold its lock
             return Claim(row=row, token=now)
         except IntegrityError:
             row = IdempotencyKey.objects.filter(**scope).first()
@@ -103,23 +118,35 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
     raise IdempotencyKeyInUse(param=HEADER)
 
 
+def _lock_keys(row: IdempotencyKey) -> tuple[int, int]:
+    return LOCK_NAMESPACE, row.pk % 2**32 - 2**31  # the second key is a signed 32-bit integer
+
+
+def _lock(row: IdempotencyKey) -> bool:
+    """The session advisory lock of a claim, held by its owner for as long as its request runs: not a transaction,
+    nothing is left open around the request's own work, and it dies with the connection of a dead process."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", _lock_keys(row))
+        return bool(cursor.fetchone()[0])
+
+
+def _unlock(row: IdempotencyKey) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", _lock_keys(row))
+
+
 def _take_over(*, row: IdempotencyKey, now) -> bool:
-    """Take over a stale claim, if its owner is dead: a live owner holds the row lock for as long as it runs."""
-    try:
-        with transaction.atomic():
-            stale = (IdempotencyKey.objects.select_for_update(nowait=True)
-                     .filter(pk=row.pk, locked_at=row.locked_at, response_status__isnull=True))
-            if not stale.exists():
-                return False
-            return bool(stale.update(locked_at=now))
-    except DatabaseError:  # the lock is held: its owner is alive, only slow
+    """Take over a stale claim, if its owner is dead: a live owner holds the claim's lock for as long as it runs."""
+    if not _lock(row):  # the lock is held: its owner is alive, only slow
         return False
-
-
-def _hold(*, claim: Claim) -> bool:
-    """Inside the request's transaction: lock our claim until commit, if it is still ours."""
-    return (IdempotencyKey.objects.select_for_update()
-            .filter(pk=claim.row.pk, locked_at=claim.token, response_status__isnull=True).exists())
+    if IdempotencyKey.objects.filter(pk=row.pk, locked_at=row.locked_at, response_status__isnull=True).update(
+            locked_at=now):
+        return True
+    _unlock(row)
+    return False
 
 
 def idempotency_complete(*, claim: Claim, response: Response) -> None:
@@ -129,6 +156,28 @@ def idempotency_complete(*, claim: Claim, response: Response) -> None:
 
 def idempotency_release(*, claim: Claim) -> None:
     IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token, response_status__isnull=True).delete()
+
+
+class EffectWatch:
+    """An execute wrapper telling whether any write of a request committed. Each write registers `on_commit`: it
+    fires at once in autocommit, when the transaction commits inside one, and never when its transaction or savepoint
+    rolls back. Inside a transaction the request did not open (a test's), a write that outlived its savepoints is
+    still waiting for that commit: it counts too."""
+
+    def __init__(self) -> None:
+        self.committed = False
+
+    def mark(self) -> None:
+        self.committed = True
+
+    def __call__(self, execute: Callable, sql: Any, params: Any, many: bool, context: dict) -> Any:
+        result = execute(sql, params, many, context)
+        if not self.committed and (not isinstance(sql, str) or WRITE_STATEMENT.match(sql)):
+            transaction.on_commit(self.mark)
+        return result
+
+    def effect(self) -> bool:
+        return self.committed or any(entry[1] == self.mark for entry in connection.run_on_commit)
 
 
 def idempotency_keys_purge(*, older_than: timedelta | None = None) -> int:
@@ -154,20 +203,26 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
                                   digest=body_digest(request.body))
         if claim.replay is not None:
             return claim.replay
+        watch = EffectWatch()
         try:
-            with transaction.atomic():
-                if not _hold(claim=claim):
-                    raise IdempotencyKeyInUse(param=HEADER)
-                response = handler(view, request, *args, **kwargs)
-                if 200 <= response.status_code < 300:
-                    idempotency_complete(claim=claim, response=response)
+            try:
+                with connection.execute_wrapper(watch):
+                    response = handler(view, request, *args, **kwargs)
+            except BaseException as exc:
+                if watch.effect():
+                    # Something was committed (a charge handed to the rail) before the crash: the retry must get
+                    # this answer again, not act a second time.
+                    error = as_domain_error(exc)
+                    idempotency_complete(claim=claim, response=Response(error_body(error), status=error.status_code))
                 else:
-                    transaction.set_rollback(True)  # an error leaves no effect, raised or returned
-        except BaseException:
-            idempotency_release(claim=claim)
-            raise
-        if not 200 <= response.status_code < 300:
-            idempotency_release(claim=claim)
+                    idempotency_release(claim=claim)
+                raise
+            if 200 <= response.status_code < 300 or watch.effect():
+                idempotency_complete(claim=claim, response=response)
+            else:
+                idempotency_release(claim=claim)
+        finally:
+            _unlock(claim.row)
         return response
 
     wrapper.idempotent = True

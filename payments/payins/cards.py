@@ -1,5 +1,6 @@
 """Card charges: the rail's authorization, its result applied to the charge, the settlement of the money held in
-`pending`, and the reconciliation of charges whose answer was lost."""
+`pending`, and the reconciliation of charges whose answer was lost. No rail call runs inside a database
+transaction: a charge is committed PENDING before its call and its answer recorded after it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from payments.payins.transitions import (
     payin_mark_paid,
     payin_transition,
 )
-from payments.rails.base import CardData, RailError, RailTimeout, RailUnavailable
+from payments.rails.base import CardData, RailError, RailTimeout
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +42,11 @@ def _card_fingerprint_key() -> bytes:
 
 
 def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
-    """Runs inside the caller's transaction. The simulator answers in-process; a network rail would answer within
-    its own timeout, and `RailTimeout` leaves the charge PENDING for the reconciliation job."""
+    """Charge a card, never inside a database transaction (call it outside one): the charge is committed PENDING,
+    the rail is asked under the charge's id as its idempotency key, and its answer is recorded by a conditional
+    transition in a transaction of its own. A rail that does not answer (a timeout, a 5xx, a refused connection)
+    leaves the charge PENDING with its `payin.created` event, for `card_charges_reconcile` to ask under the same key:
+    it is never sent again under another one."""
     token: CardToken | None = card.get("token")
     card_data = None
     if token is not None:
@@ -56,28 +60,45 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
                       "last4": last4(card_data.number), "holderName": card_data.holder_name,
                       "expirationMonth": card_data.expiration_month, "expirationYear": card_data.expiration_year,
                       "installments": card["installments"], "token": None}
+    # Committed before the call (one INSERT, autocommit): whatever happens next, the rail can only have charged a
+    # charge we know of. Its event waits for the answer, so a charge answered at once has one event, as before.
     payin.save(force_insert=True)
     try:
         result = rail.card_authorize(key=str(payin.id), livemode=payin.livemode, amount=payin.amount,
                                      installments=card["installments"], card=card_data,
                                      rail_token=token.rail_token if token else None)
-    except RailTimeout:
-        logger.warning("payments.card_rail_timeout", extra={"payin_id": str(payin.id)})
-        payin_event_record(payin, "payin.created", previous_status=None)
-        return payin
     except RailError as exc:
-        raise RailUnavailable() from exc  # the whole request rolls back: no charge is left behind
-    if result.status == "PAID" and token is None and card_data is not None:
-        token = CardToken.objects.create(
-            token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"), merchant=payin.merchant,
-            livemode=payin.livemode, rail_token=result.rail_token, brand=payin.card["brand"],
-            bin=payin.card["bin"], last4=payin.card["last4"], holder_name=card_data.holder_name,
-            expiration_month=card_data.expiration_month, expiration_year=card_data.expiration_year,
-            fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
-        payin.card["token"] = token.token
-    return _card_result_apply(payin, status=result.status, failure_code=result.failure_code,
-                              authorization_code=result.authorization_code, previous_status=None,
-                              card=payin.card)
+        logger.warning("payments.card_rail_no_answer",
+                       extra={"payin_id": str(payin.id), "timeout": isinstance(exc, RailTimeout)})
+        return _card_left_pending(payin)
+    with transaction.atomic():
+        locked = payin_locked(payin.pk)
+        if locked.status != PayinStatus.PENDING:  # reconciliation recorded the answer first
+            return locked
+        if result.status == "PAID" and token is None and card_data is not None:
+            token = CardToken.objects.create(
+                token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"),
+                merchant=locked.merchant, livemode=locked.livemode, rail_token=result.rail_token,
+                brand=locked.card["brand"], bin=locked.card["bin"], last4=locked.card["last4"],
+                holder_name=card_data.holder_name, expiration_month=card_data.expiration_month,
+                expiration_year=card_data.expiration_year,
+                fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
+            locked.card["token"] = token.token
+        if result.status not in ("PAID", "FAILED"):  # the rail holds it: ask again later
+            payin_event_record(locked, "payin.created", previous_status=None)
+            return locked
+        return _card_result_apply(locked, status=result.status, failure_code=result.failure_code,
+                                  authorization_code=result.authorization_code, previous_status=None,
+                                  card=locked.card)
+
+
+def _card_left_pending(payin: Payin) -> Payin:
+    """No answer from the rail: the charge stays PENDING, announced by `payin.created`."""
+    with transaction.atomic():
+        locked = payin_locked(payin.pk)
+        if locked.status == PayinStatus.PENDING:
+            payin_event_record(locked, "payin.created", previous_status=None)
+        return locked
 
 
 def _card_result_apply(payin: Payin, *, status: str, failure_code: str, authorization_code: str,

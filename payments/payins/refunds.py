@@ -1,17 +1,18 @@
 """Refunds of charges (SPEC §3.6): created against the balance, sent to the rail, resolved when the rail answers, and
-reconciled when it did not."""
+reconciled when it did not. No rail call runs inside a database transaction."""
 
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config import readcache
+from config.celery import task_enqueue
 from config.errors import DomainError, InvalidState, ValidationFailed
 from payments import rails
 from payments.ledger import services as ledger
@@ -26,8 +27,8 @@ from payments.models import (
     RefundStatus,
 )
 from payments.payins.serializers import refund_serialize
-from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_transition
-from payments.rails.base import OperationStatus, RailError, RailTimeout, RailUnavailable
+from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_refunded_amount_add, payin_transition
+from payments.rails.base import RailError, RailTimeout
 from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -42,8 +43,41 @@ class RefundNotSupported(DomainError):
 
 # --- Refunds ---------------------------------------------------------------------------------------------------------
 def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int | None, reason: str) -> Refund:
-    """Refund part or the rest of a paid charge from the merchant's available balance. Card refunds succeed at once;
-    Pix refunds hold the money in flight until the rail confirms."""
+    """Refund part or the rest of a paid charge from the merchant's available balance. Call it outside any
+    transaction: the refund is committed PENDING with its money held in flight, the rail is asked under the refund's
+    id as its idempotency key, and its answer is recorded by `refund_resolve`. Card refunds succeed at once; Pix
+    refunds when the rail confirms (a reconcile task asks it then). A rail that does not answer leaves the refund
+    PENDING for `refunds_reconcile`, which asks under the same key."""
+    refund, payin = _refund_hold(merchant=merchant, livemode=livemode, payin_id=payin_id, amount=amount,
+                                 reason=reason)
+    try:
+        answer = rails.for_mode(livemode).refund_create(
+            key=str(refund.id), livemode=livemode, payin_key=str(payin.id), payment_method=payin.payment_method,
+            amount=refund.amount)
+    except RailError as exc:
+        # The rail may have refunded under this refund's id: it stays PENDING, its money in flight, and the
+        # reconciliation job asks. Refunding again under a new id could refund twice.
+        logger.warning("payments.refund_rail_no_answer",
+                       extra={"refund_id": str(refund.id), "timeout": isinstance(exc, RailTimeout)})
+        return refund
+    if answer.status in (RefundStatus.SUCCEEDED, RefundStatus.FAILED):
+        resolved = refund_resolve(refund_id=refund.pk, status=answer.status,
+                                  failure_code=answer.failure_code or "rail_error")
+        return resolved or Refund.objects.get(pk=refund.pk)  # None: a notification recorded the answer first
+    refund_id = str(refund.id)
+    # Ask again when the rail should have settled it; the periodic rail_reconcile job is the net. robust: with the
+    # broker down the refund is committed all the same and must be answered (a client seeing a 500 would refund
+    # again). On commit, which outside a transaction is at once.
+    transaction.on_commit(lambda: task_enqueue("payments.payins.tasks.refund_reconcile", refund_id=refund_id,
+                                               countdown=max(1, settings.SIMULATOR_AUTO_CONFIRM_SECONDS)),
+                          robust=True)
+    return refund
+
+
+def _refund_hold(*, merchant: Merchant, livemode: bool, payin_id, amount: int | None,
+                 reason: str) -> tuple[Refund, Payin]:
+    """The refund, PENDING, and its money moved from `available` to in flight: one transaction, committed before the
+    rail hears of it. Locks the charge, then the merchant's ledger accounts."""
     with transaction.atomic():
         payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.BOLETO:
@@ -63,30 +97,12 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
         now = timezone.now()
         refund = Refund.objects.create(payin=payin, merchant=payin.merchant, livemode=livemode, amount=amount,
                                        reason=reason, created_at=now, updated_at=now)
-        Payin.objects.filter(pk=payin.pk).update(refunded_amount=F("refunded_amount") + amount, updated_at=now)
-        readcache.changed(readcache.key("payin", payin.pk))
-        payin.refunded_amount += amount
-        payin.updated_at = now
-        try:
-            answer = rails.for_mode(livemode).refund_create(
-                key=str(refund.id), livemode=livemode, payin_key=str(payin.id),
-                payment_method=payin.payment_method, amount=amount)
-        except RailTimeout:
-            # The rail may have refunded under this refund's id: keep it PENDING, its money held in flight, and let
-            # the reconciliation job ask. Rolling back would lose it, and a retry would refund twice.
-            logger.warning("payments.refund_rail_timeout", extra={"refund_id": str(refund.id)})
-            answer = OperationStatus(status="PENDING")
-        except RailError as exc:
-            raise RailUnavailable() from exc
-        held = AccountKind.RAIL_OUT if answer.status == "SUCCEEDED" else AccountKind.PAYOUTS_IN_FLIGHT
+        payin_refunded_amount_add(payin, amount, now=now)
         ledger.post(merchant=payin.merchant, livemode=livemode, object_type="refund", object_id=str(refund.id),
                     reference_id=payin.reference_id, description=f"Refund of charge {payin.id}", accounts=accounts,
-                    legs=[Leg(AccountKind.AVAILABLE, -amount, LineType.REFUND), Leg(held, amount, LineType.REFUND)])
-        if answer.status == "SUCCEEDED":
-            _refund_succeeded(refund, payin, moved=True)
-        elif answer.status == "FAILED":
-            _refund_failed(refund, payin, failure_code=answer.failure_code)
-        return refund
+                    legs=[Leg(AccountKind.AVAILABLE, -amount, LineType.REFUND),
+                          Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount, LineType.REFUND)])
+    return refund, payin
 
 
 def refund_resolve(*, refund_id, status: str, failure_code: str = "") -> Refund | None:
@@ -100,7 +116,7 @@ def refund_resolve(*, refund_id, status: str, failure_code: str = "") -> Refund 
         if refund.status != RefundStatus.PENDING or status not in (RefundStatus.SUCCEEDED, RefundStatus.FAILED):
             return None
         if status == RefundStatus.SUCCEEDED:
-            _refund_succeeded(refund, payin, moved=False)
+            _refund_succeeded(refund, payin)
         else:
             _refund_failed(refund, payin, failure_code=failure_code or "rail_error")
         return refund
@@ -115,14 +131,13 @@ def _refund_set(refund: Refund, status: str, **changes) -> None:
         setattr(refund, name, value)
 
 
-def _refund_succeeded(refund: Refund, payin: Payin, *, moved: bool) -> None:
+def _refund_succeeded(refund: Refund, payin: Payin) -> None:
     _refund_set(refund, RefundStatus.SUCCEEDED)
-    if not moved:
-        ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="refund", object_id=str(refund.id),
-                    reference_id=payin.reference_id, description="Refund confirmed by the rail", legs=[
-                        Leg(AccountKind.PAYOUTS_IN_FLIGHT, -refund.amount, LineType.REFUND),
-                        Leg(AccountKind.RAIL_OUT, refund.amount, LineType.REFUND),
-                    ])
+    ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="refund", object_id=str(refund.id),
+                reference_id=payin.reference_id, description="Refund confirmed by the rail", legs=[
+                    Leg(AccountKind.PAYOUTS_IN_FLIGHT, -refund.amount, LineType.REFUND),
+                    Leg(AccountKind.RAIL_OUT, refund.amount, LineType.REFUND),
+                ])
     event_record(merchant=payin.merchant, livemode=payin.livemode, type="refund.succeeded",
                  obj=refund_serialize(refund), previous_status=RefundStatus.PENDING,
                  webhook_url=payin.webhook_url or None)
@@ -135,8 +150,7 @@ def _refund_succeeded(refund: Refund, payin: Payin, *, moved: bool) -> None:
 def _refund_failed(refund: Refund, payin: Payin, *, failure_code: str) -> None:
     _refund_set(refund, RefundStatus.FAILED, failure_code=failure_code)
     now = timezone.now()
-    Payin.objects.filter(pk=payin.pk).update(refunded_amount=F("refunded_amount") - refund.amount, updated_at=now)
-    readcache.changed(readcache.key("payin", payin.pk))
+    payin_refunded_amount_add(payin, -refund.amount, now=now)
     payin.refunded_amount -= refund.amount
     payin.updated_at = now
     ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="refund", object_id=str(refund.id),

@@ -18,9 +18,8 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from accounts.selectors import merchant_city, merchant_display_name
-from config import inserts
 from config.dates import sao_paulo_date
-from config.errors import InvalidState
+from config.errors import DomainError, InvalidState
 from payments import policy, rails
 from payments.formats import boleto, pix
 from payments.ledger import services as ledger
@@ -35,8 +34,8 @@ from payments.models import (
 from payments.payins.cards import card_charge
 from payments.payins.serializers import payin_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
-from payments.rails.base import RailError, RailUnavailable
-from webhooks.services import deliveries_enqueue_on_commit, event_build
+from payments.rails.base import RailError
+from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
 
@@ -44,11 +43,18 @@ logger = logging.getLogger(__name__)
 PIX_FALLBACK_NAME = "PAGAMENTOS"
 
 
+class RailUnavailable(DomainError):
+    status_code = 502
+    type = "rail_error"
+    code = "rail_unavailable"
+    message = "The payment network is unavailable; nothing was charged. Try again."
+
+
 # --- Creation --------------------------------------------------------------------------------------------------------
 def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
     """Create a charge from `payments.payins.validation.payin_request_validate` output. PIX and BOLETO charges start
     PENDING; a card is authorized and captured by the rail within the request: PAID, FAILED, or PENDING when the
-    rail did not answer in time (the reconciliation job settles it)."""
+    rail did not answer (the reconciliation job settles it)."""
     method = data["payment_method"]
     now = timezone.now()
     payin = Payin(
@@ -60,9 +66,8 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
         public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
     )
     rail = rails.for_mode(livemode)
-    if method == PaymentMethod.CREDIT_CARD:
-        with transaction.atomic():
-            return card_charge(payin, card=data["card"], rail=rail)
+    if method == PaymentMethod.CREDIT_CARD:  # outside any transaction: card_charge commits before it calls the rail
+        return card_charge(payin, card=data["card"], rail=rail)
     if method == PaymentMethod.PIX:
         return _pending_charge_create(payin, data=data, rail=rail, now=now)
     with transaction.atomic():  # on SQLite the boleto number is the largest plus one: the write lock keeps it unique
@@ -87,11 +92,8 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
     except RailError as exc:
         raise RailUnavailable() from exc
     # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
-    event, deliveries = event_build(merchant=payin.merchant, livemode=payin.livemode, type="payin.created",
-                                    obj=payin_serialize(payin), previous_status=None,
-                                    webhook_url=payin.webhook_url or None)
-    inserts.insert(payin, event, *deliveries)
-    deliveries_enqueue_on_commit(deliveries)
+    event_record(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=payin_serialize(payin),
+                 previous_status=None, webhook_url=payin.webhook_url or None, rows=(payin,))
     return payin
 
 

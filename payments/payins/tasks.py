@@ -2,6 +2,7 @@
 transition on a locked row, so two workers racing over one charge move it once."""
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 
@@ -10,6 +11,8 @@ from payments.payins import refunds
 from payments.payins import services as payins
 
 logger = logging.getLogger(__name__)
+
+RECONCILE_AFTER = timedelta(seconds=30)
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -24,7 +27,10 @@ def card_settlements_release() -> int:
 
 @shared_task(acks_late=True, ignore_result=True)
 def rail_reconcile() -> int:
-    return card_charges.card_charges_reconcile() + refunds.refunds_reconcile()
+    # Older than 30 s: a charge or refund is committed before its rail call, and one younger may still be on its
+    # way to the rail, which would answer "never received".
+    return (card_charges.card_charges_reconcile(older_than=RECONCILE_AFTER)
+            + refunds.refunds_reconcile(older_than=RECONCILE_AFTER))
 
 
 @shared_task(acks_late=True, ignore_result=True)

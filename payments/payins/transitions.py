@@ -1,4 +1,5 @@
-"""The lifecycle of a charge (SPEC §3.3): the only writer of `Payin.status`.
+"""The lifecycle of a charge (SPEC §3.3): the only writer of `Payin.status` and `refundedAmount`, and so the one
+place that tells the read cache (config.readcache) that a charge's body changed.
 
 Every transition locks the charge row, moves it with one conditional update (`UPDATE … WHERE status IN (the allowed
 sources)`), and writes its ledger movement and its event in the same transaction."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import Merchant
@@ -59,7 +61,7 @@ def payin_locked(payin_id, *, merchant: Merchant | None = None, livemode: bool |
 
 
 def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "", now: datetime | None = None,
-                **changes) -> Payin:
+                     **changes) -> Payin:
     """Move a locked charge with one conditional update and record its event; `previous_status=None` marks a charge
     created in this status (its event's previousStatus is null)."""
     now = now or timezone.now()
@@ -76,6 +78,12 @@ def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "",
     payin_event_record(payin, f"payin.{to.lower()}",
                        previous_status=source if previous_status == "" else previous_status)
     return payin
+
+
+def payin_refunded_amount_add(payin: Payin, amount: int, *, now: datetime) -> None:
+    """Add `amount` (negative: give it back) to a locked charge's refundedAmount, in the database only."""
+    Payin.objects.filter(pk=payin.pk).update(refunded_amount=F("refunded_amount") + amount, updated_at=now)
+    readcache.changed(readcache.key("payin", payin.pk))
 
 
 def payin_event_record(payin: Payin, type: str, *, previous_status: str | None) -> None:

@@ -8,12 +8,9 @@ crash or a timeout, must find the first call instead of doing it again. A rail t
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
-
-from config.errors import DomainError
 
 
 class RailError(Exception):
@@ -97,12 +94,3 @@ class Rail(Protocol):
 
     def notification_parse(self, body: bytes) -> Notification: ...
 
-
-logger = logging.getLogger(__name__)
-
-
-class RailUnavailable(DomainError):
-    status_code = 502
-    type = "rail_error"
-    code = "rail_unavailable"
-    message = "The payment network is unavailable; nothing was charged. Try again."

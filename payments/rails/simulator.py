@@ -1,5 +1,6 @@
 """The simulator rail: the default, and the only rail of test mode (SPEC §7). It keeps its own books in
-`SimulatorOperation` (what "the network" saw), answers at once, and follows the test cards of SPEC §3.7.
+`SimulatorOperation` (what "the network" saw), answers at once, and follows the test cards of SPEC §3.7. Like any
+rail it is stateless towards our own models and tasks: what it answers, the services record and schedule.
 
 Sandbox actions (`simulate_*`) play the part of the outside world: a payer paying, a bank charging back. They
 return the notification body a real rail would POST to us, which goes through the same `notifications.receive`
@@ -17,7 +18,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from config.celery import task_enqueue
 from config.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -76,12 +76,6 @@ class SimulatorRail:
             status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
             previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
                                     reference=payin_key)
-            if status == "PENDING":
-                # robust: with the broker down the refund is committed all the same and must be answered (a client
-                # seeing a 500 would refund again); the periodic rail_reconcile job confirms it later.
-                transaction.on_commit(lambda: task_enqueue(
-                    "payments.payins.tasks.refund_reconcile", refund_id=key,
-                    countdown=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), robust=True)
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
     def refund_status(self, *, key: str) -> OperationStatus:

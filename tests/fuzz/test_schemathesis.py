@@ -1,9 +1,9 @@
 """Schema fuzzing: schemathesis against the running service and its own /openapi.json (issue 7).
 
-gunicorn serves the test database (as in tests/payments/test_payout_concurrency.py) to a KYC-approved merchant with a
-funded test balance and a few objects of each kind; schemathesis then runs every operation of the schema through all
-its phases (coverage, fuzzing, stateful) with every check: no 5xx, status codes, content types, headers and bodies as
-documented, valid data accepted and invalid data refused, no operation that ignores authentication, no resource that
+gunicorn serves the test database (as in tests/payments/payouts/test_payout_concurrency.py) to a KYC-approved merchant
+with a funded test balance and a few objects of each kind; schemathesis then runs every operation of the schema through
+all its phases (coverage, fuzzing, stateful) with every check: no 5xx, status codes, content types, headers and bodies
+as documented, valid data accepted and invalid data refused, no operation that ignores authentication, no resource that
 disappears after it was created. A finding is fixed in the code or in the schema, never by switching a check off.
 
 `tests/fuzz/hooks.py` supplies what the schema can only describe (check digits, a card token, a cursor, ...).
@@ -28,7 +28,7 @@ from django.db import connection
 from config.celery import app as celery_app
 from payments.ledger import services as ledger
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
-from tests.payments.test_payout_concurrency import Client, Server
+from tests.payments.payouts.test_payout_concurrency import Client, Server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 

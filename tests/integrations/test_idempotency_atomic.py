@@ -1,16 +1,24 @@
-"""The effect of an idempotent request and its stored response commit together (review finding)."""
+"""What the Idempotency-Key wrapper guarantees without a transaction around the request (issue 12, point 5):
+transactions belong to services, and a rail call must never run inside one. A request that committed nothing (a
+validation error, a refusal whose service rolled back) releases its key; a request that committed an effect keeps its
+response, whatever it is, so a retry never acts twice."""
 
 import threading
 import time
+from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.urls import path
+from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import AccountEvent
 from config.api import ApiView
+from config.errors import InvalidState
 from config.urls import urlpatterns as project_urlpatterns
+from integrations.models import IdempotencyKey
 
 
 class EffectThenCrashApi(ApiView):
@@ -34,6 +42,23 @@ class EffectThenErrorResponseApi(ApiView):
         return Response({"error": "refused after writing"}, status=409)
 
 
+class RolledBackEffectApi(ApiView):
+    """A service's refusal: its transaction wrote, then rolled back as the error left it."""
+
+    def post(self, request: Request) -> Response:
+        with transaction.atomic():
+            AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="rolled back")
+            raise InvalidState("Refused after writing, inside the service's transaction")
+
+
+class TransactionStateApi(ApiView):
+    """Answers whether the view runs inside a transaction, as a rail call in it would."""
+
+    def post(self, request: Request) -> Response:
+        event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="state")
+        return Response({"id": event.pk, "inAtomicBlock": connection.in_atomic_block}, status=201)
+
+
 class SlowEffectApi(ApiView):
     def post(self, request: Request) -> Response:
         event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="slow")
@@ -45,35 +70,83 @@ urlpatterns = [
     path("test/effect-then-crash", EffectThenCrashApi.as_view()),
     path("test/effect-then-error", EffectThenErrorResponseApi.as_view()),
     path("test/slow", SlowEffectApi.as_view()),
+    path("test/rolled-back", RolledBackEffectApi.as_view()),
+    path("test/transaction-state", TransactionStateApi.as_view()),
     *project_urlpatterns,
 ]
 
 
 @pytest.mark.django_db
-def test_a_failure_after_the_effect_rolls_it_back_so_the_retry_acts_once(api, settings):
+def test_a_failure_after_a_committed_effect_is_stored_so_the_retry_never_acts_twice(api, settings):
+    """Was: the effect rolled back and the retry acted. Without a transaction around the request the effect stays
+    (as a charge handed to the rail must), so the key keeps the 500 and the retry gets it again."""
     settings.ROOT_URLCONF = __name__
     EffectThenCrashApi.calls = 0
 
     first = api.post("/test/effect-then-crash", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     retry = api.post("/test/effect-then-crash", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
-    replay = api.post("/test/effect-then-crash", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
 
     assert first.status_code == 500
-    assert retry.status_code == 201
-    assert replay.status_code == 201 and replay["Idempotent-Replayed"] == "true"
-    assert replay.json() == retry.json()
+    assert first.json()["error"]["code"] == "internal_error"
+    assert (retry.status_code, retry.json(), retry["Idempotent-Replayed"]) == (500, first.json(), "true")
+    assert EffectThenCrashApi.calls == 1
     assert AccountEvent.objects.filter(reason="effect").count() == 1
 
 
 @pytest.mark.django_db
-def test_an_error_returned_after_the_effect_rolls_it_back_and_frees_the_key(api, settings):
+def test_an_error_returned_after_a_committed_effect_is_stored(api, settings):
     settings.ROOT_URLCONF = __name__
 
     first = api.post("/test/effect-then-error", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-2")
     second = api.post("/test/effect-then-error", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-2")
 
     assert (first.status_code, second.status_code) == (409, 409)
-    assert AccountEvent.objects.filter(reason="effect").count() == 0
+    assert (second.json(), second["Idempotent-Replayed"]) == (first.json(), "true")
+    assert AccountEvent.objects.filter(reason="effect").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_refusal_whose_service_rolled_back_leaves_nothing_and_frees_the_key(api, settings):
+    settings.ROOT_URLCONF = __name__
+
+    first = api.post("/test/rolled-back", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-4")
+    second = api.post("/test/rolled-back", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-4")
+
+    assert (first.status_code, second.status_code) == (409, 409)
+    assert "Idempotent-Replayed" not in second
+    assert not AccountEvent.objects.filter(reason="rolled back").exists()
+    assert not IdempotencyKey.objects.filter(key="k-4").exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_wrapper_opens_no_transaction_around_the_view(api, settings):
+    settings.ROOT_URLCONF = __name__
+
+    response = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-5")
+    replay = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-5")
+
+    assert (response.status_code, response.json()["inAtomicBlock"]) == (201, False)
+    assert (replay.status_code, replay.json(), replay["Idempotent-Replayed"]) == (201, response.json(), "true")
+    assert AccountEvent.objects.filter(reason="state").count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_dead_owners_claim_is_taken_over_once_stale(api, settings):
+    """The owner's advisory lock dies with its connection: a claim older than the lock timeout and unlocked is taken
+    over (a live owner's is not: see the test below)."""
+    settings.ROOT_URLCONF = __name__
+    settings.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 0.5
+    api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-6")
+    IdempotencyKey.objects.filter(key="k-6").update(response_status=None, response_body=None,
+                                                    locked_at=timezone.now() - timedelta(seconds=1))
+
+    again = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-6")
+
+    assert again.status_code == 201
+    assert "Idempotent-Replayed" not in again
+    assert IdempotencyKey.objects.get(key="k-6").response_status == 201
 
 
 @pytest.mark.postgres

@@ -22,7 +22,7 @@ from payments.hosted import links
 from payments.hosted import views as hosted
 from payments.models import Payin, PayinStatus, PaymentMethod
 from payments.templatetags.payments_format import br_document, brl, cep, sp_date, sp_datetime, sp_time
-from tests.payments.test_itf import itf_decode, svg_modules
+from tests.payments.formats.test_itf import itf_decode, svg_modules
 
 # The pages are looked at, never paid through: charges are written in the status a page needs, without the
 # ledger movement a real payment makes, so the after-test ledger check does not apply here.

@@ -15,7 +15,7 @@ from payments.models import Payin
 from payments.payins import services as payins
 from payments.payins.serializers import payin_serialize
 from tests.factories import ApiKeyFactory, MerchantFactory
-from tests.payments.test_payin_api import create, get, simulate
+from tests.payments.payins.test_payin_api import create, get, simulate
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from payments.payins.notifications import notification_receive
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
-from tests.payments.test_payin_api import (
+from tests.payments.payins.test_payin_api import (
     ISO_MS_Z,
     UUID,
     assert_ledger_balanced,
@@ -235,9 +235,12 @@ def test_an_idempotent_refund_moves_money_once(api):
     assert_ledger_balanced()
 
 
-def test_a_card_refund_rail_error_is_502_and_leaves_nothing(api, monkeypatch):
+def test_a_card_refund_rail_error_leaves_a_pending_refund_that_reconciliation_fails(api, monkeypatch):
+    """Issue 12: the refund and its hold are committed before the rail call, so a rail that does not answer (here it
+    refused the connection: the refund never reached it) leaves the refund PENDING, not a 502 with nothing behind.
+    The reconciliation asks under the same key, hears that the rail never had it, and gives the money back."""
     card = create(api, "CREDIT_CARD", amount=10000)
-    counts = (Refund.objects.count(), LedgerEntry.objects.count(), Event.objects.count())
+    available = balance(api)["available"]
 
     def refuse(self, **kwargs):
         raise RailError("connection refused")
@@ -246,10 +249,21 @@ def test_a_card_refund_rail_error_is_502_and_leaves_nothing(api, monkeypatch):
 
     response = refund(api, card["id"], {"amount": 100})
 
-    error(response, 502, type="rail_error", code="rail_unavailable",
-          message="The payment network is unavailable; nothing was charged. Try again.")
-    assert (Refund.objects.count(), LedgerEntry.objects.count(), Event.objects.count()) == counts
-    assert get(api, card["id"]) == card
+    assert response.status_code == 201
+    pending = response.json()
+    assert pending == expected_refund(pending, payin_id=card["id"], amount=100, status="PENDING")
+    assert get(api, card["id"])["refundedAmount"] == 100
+    assert balance(api)["available"] == available - 100  # held in flight
+    assert events_of(api, pending["id"]) == []
+    monkeypatch.undo()
+
+    assert refunds.refunds_reconcile(older_than=timedelta(0)) == 1
+
+    [failed] = api.get(f"/payin/{card['id']}/refunds").json()["data"]
+    assert failed == {**pending, "status": "FAILED", "failureCode": "rail_error", "updatedAt": failed["updatedAt"]}
+    assert get(api, card["id"]) == {**card, "updatedAt": get(api, card["id"])["updatedAt"]}
+    assert balance(api)["available"] == available
+    assert_ledger_balanced()
 
 
 def test_a_refund_rail_timeout_leaves_a_pending_refund_to_reconcile(api, monkeypatch):
@@ -271,6 +285,17 @@ def test_a_refund_rail_timeout_leaves_a_pending_refund_to_reconcile(api, monkeyp
     assert Refund.objects.filter(pk=sent[0]).exists()
     assert response.status_code == 201
     assert response.json()["status"] == "PENDING"
+    # Reconciliation asks under the same key and records what the rail did: refunded once.
+    asked: list[str] = []
+    status_of = SimulatorRail.refund_status
+    monkeypatch.setattr(SimulatorRail, "refund_status", lambda self, *, key: asked.append(key) or status_of(self,
+                                                                                                         key=key))
+    assert refunds.refunds_reconcile(older_than=timedelta(0)) == 1
+    assert asked == sent
+    assert Refund.objects.get(pk=sent[0]).status == "SUCCEEDED"
+    assert get(api, card["id"])["status"] == "PARTIALLY_REFUNDED"
+    assert LedgerTransaction.objects.filter(object_id=sent[0]).count() == 2  # held, then out through the rail
+    assert_ledger_balanced()
 
 
 # === Pix =============================================================================================================
@@ -368,9 +393,10 @@ def test_the_refund_list_is_oldest_first_and_empty_without_refunds(api):
 
 def test_a_pix_refund_is_committed_and_answered_when_the_broker_is_down(api, monkeypatch,
                                                                         django_capture_on_commit_callbacks):
-    """The simulator asks a task to confirm the refund after the commit; a broker that is down must not turn the
-    committed refund into a 500 (a client would refund again). The periodic reconcile confirms it later."""
-    from payments import tasks
+    """The refunds service asks a task to confirm the refund when the rail answered PENDING; a broker that is down
+    must not turn the committed refund into a 500 (a client would refund again). The periodic reconcile confirms it
+    later."""
+    from payments.payins import tasks
 
     paid_pix(api, 10000, referenceId="funding")
     charge = paid_pix(api, 10000)

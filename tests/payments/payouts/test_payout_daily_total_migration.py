@@ -19,7 +19,7 @@ from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal
 from payments.payouts import services as payouts
 from payments.rails.base import OperationStatus
 from tests.factories import MerchantFactory
-from tests.payments.test_payout_api import fund, payout_test_setup, post_payout
+from tests.payments.payouts.test_payout_api import fund, payout_test_setup, post_payout
 
 BEFORE = [("payments", "0005_pix_key_type_labels")]
 AFTER = [("payments", "0006_payout_daily_total")]

@@ -23,7 +23,7 @@ from payments.payouts.services import payout_process, payout_start, payouts_reco
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
-from tests.payments.test_payout_api import (
+from tests.payments.payouts.test_payout_api import (
     WEBHOOK_URL,
     create,
     envelope,

@@ -1,0 +1,22 @@
+"""Kinds of field problems of a charge request (payins.validation reports them by code): a request whose every
+problem is of one kind is reported as that kind's error (config.errors.validation_error)."""
+
+from config.errors import DomainError
+
+
+class AmountTooSmall(DomainError):
+    code = "amount_too_small"
+    message = "The amount is below the minimum for this payment method"
+    validation_kind = True
+
+
+class AmountTooLarge(DomainError):
+    code = "amount_too_large"
+    message = "The amount is above the maximum per charge"
+    validation_kind = True
+
+
+class LiveCardInTestMode(DomainError):
+    code = "live_card_in_test_mode"
+    message = "Test mode accepts only test card numbers"
+    validation_kind = True
