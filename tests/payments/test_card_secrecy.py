@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
@@ -32,6 +33,7 @@ from config.logging import JsonFormatter, RequestIdFilter
 from integrations.idempotency import body_digest
 from integrations.models import IdempotencyKey
 from payments.models import CardToken, Payin
+from payments.payins import cards as card_charges
 from payments.rails.base import CardData
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, UserFactory
@@ -215,8 +217,14 @@ def capture(settings, monkeypatch, caplog) -> Iterator[Capture]:
 
 @dataclass
 class Flows:
-    charges: dict[str, dict] = field(default_factory=dict)  # label -> the API's 201 body
+    charges: dict[str, dict] = field(default_factory=dict)  # label -> the API's 201 body (the crash's: its GET)
     token: str = ""
+
+
+def crash_card_stored() -> dict:
+    """`card` of the charge the rail crashed on, as stored: what every charge keeps of its card, no more."""
+    return {"brand": card_brand(CRASH), "bin": CRASH.number[:6], "last4": CRASH.number[-4:], "holderName": "ANA SOUZA",
+            "expirationMonth": "12", "expirationYear": "2099", "installments": 1, "token": None}
 
 
 def run_card_flows(capture: Capture, *, merchant, test_key, api_client_for, monkeypatch) -> Flows:
@@ -290,7 +298,19 @@ def run_card_flows(capture: Capture, *, merchant, test_key, api_client_for, monk
 
     with monkeypatch.context() as patch:
         patch.setattr(SimulatorRail, "card_authorize", rail_crash)
-        assert refused(api, body_of(card_of(CRASH)), status=500)["code"] == "internal_error"
+        crash = refused(api, body_of(card_of(CRASH)), status=500, HTTP_IDEMPOTENCY_KEY="crash-order-1")
+        assert crash["code"] == "internal_error"
+    # The charge was committed PENDING before the rail was called (issue 12): the 500 is kept under its key and
+    # replayed, and the charge, with the card's BIN and last 4 only, is left for the reconciliation, which asks the
+    # rail under the charge's id and fails it (the rail never had it), while everything is still recorded.
+    replay = api.post("/payin", body_of(card_of(CRASH)), format="json", HTTP_IDEMPOTENCY_KEY="crash-order-1")
+    assert (replay.status_code, replay.json(), replay.headers["Idempotent-Replayed"]) == (500, {"error": crash},
+                                                                                          "true")
+    [crashed] = Payin.objects.filter(card__bin=CRASH.number[:6], card__last4=CRASH.number[-4:])
+    assert (crashed.status, crashed.card) == ("PENDING", crash_card_stored())
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 1
+    flows.charges["crash"] = api.get(f"/payin/{crashed.pk}").json()
+    assert (flows.charges["crash"]["status"], flows.charges["crash"]["failureCode"]) == ("FAILED", "processing_error")
 
     # After: refunds, reads, lists, events, statement, pages, admin, dashboard.
     assert api.post(f"/payin/{visa['id']}/refunds", {"amount": 1_000}, format="json").status_code == 201
@@ -380,11 +400,16 @@ def test_the_number_and_cvv_go_nowhere_but_the_rail(capture, merchant, test_key,
     # (a) The database: every row of every table.
     found, dump = database_leaks()
     assert found == [], "\n".join(found)
-    for card in (VISA, AMEX, DECLINED, WRONG_CVC, LIVE):  # stored as it should be: BIN and last 4, nothing between
+    for card in CARDS:  # stored as it should be: BIN and last 4, nothing between
         stored = Payin.objects.filter(card__bin=card.number[:6], card__last4=card.number[-4:])
         assert [(p.card["brand"], p.card["holderName"]) for p in stored][:1] == [(card_brand(card), "ANA SOUZA")]
         assert card.number[:6] in dump and card.number[-4:] in dump
-    assert not Payin.objects.filter(card__bin=CRASH.number[:6]).exists()  # the crash left no charge behind
+    # The crash left its charge behind (committed before the rail call), settled by the reconciliation: its card as
+    # every charge keeps it, and the rows, logs, messages and pages of both steps are among those searched here.
+    [crashed] = Payin.objects.filter(card__bin=CRASH.number[:6])
+    assert (str(crashed.pk), crashed.status, crashed.failure_code) == (flows.charges["crash"]["id"], "FAILED",
+                                                                      "processing_error")
+    assert crashed.card == crash_card_stored()
     tokens = {(t.bin, t.last4) for t in CardToken.objects.all()}
     assert tokens == {(VISA.number[:6], "1111"), (AMEX.number[:6], "0005"), (LIVE.number[:6], "1486")}
     assert all(len(t.fingerprint) >= 32 for t in CardToken.objects.all())

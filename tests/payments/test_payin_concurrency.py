@@ -12,6 +12,7 @@ import json
 import time
 from collections import Counter
 from datetime import timedelta
+from uuid import UUID
 
 import pytest
 from django.db.models import Sum
@@ -24,6 +25,7 @@ from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import (
     AccountKind,
+    LedgerAccount,
     LedgerEntry,
     LedgerTransaction,
     LineType,
@@ -126,6 +128,47 @@ def error_code(response) -> str:
     return response.json()["error"]["code"]
 
 
+def refusal_of(response) -> tuple[int, dict]:
+    """A refusal: its status and its whole error body (SPEC §1.1), the request id checked against the response's."""
+    error = response.json()["error"]
+    assert error.pop("requestId") == response["X-Request-Id"]
+    return response.status_code, error
+
+
+def exceeds_remaining(left: int) -> tuple[int, dict]:
+    detail = {"param": "amount", "code": "refund_exceeds_remaining",
+              "message": f"At most {left} cents of this charge can still be refunded."}
+    return 400, {"type": "invalid_request_error", "code": "validation_error",
+                 "message": "The request has invalid fields", "param": "amount", "details": [detail]}
+
+
+def cannot_refund(status: str) -> tuple[int, dict]:
+    return 409, {"type": "conflict", "code": "invalid_state", "message": f"A {status} charge cannot be refunded",
+                 "param": None, "details": []}
+
+
+INSUFFICIENT_BALANCE = (400, {"type": "invalid_request_error", "code": "insufficient_balance",
+                              "message": "Insufficient balance", "param": None, "details": []})
+
+
+def refund_body(got: dict, *, payin_id: str, amount: int) -> dict:
+    """The whole body of a refund the rail answered (card refunds: at once, within the request)."""
+    assert got["createdAt"] <= got["updatedAt"], got
+    return {"id": got["id"], "payinId": payin_id, "amount": amount, "status": "SUCCEEDED", "reason": None,
+            "failureCode": None, "livemode": False, "createdAt": got["createdAt"], "updatedAt": got["updatedAt"]}
+
+
+def in_flight(merchant) -> int:
+    """Money held for refunds (and payouts) the rail has not confirmed yet."""
+    return LedgerAccount.objects.get(merchant=merchant, livemode=False, kind=AccountKind.PAYOUTS_IN_FLIGHT).balance
+
+
+def rail_refunds_of(payin_id) -> list[int]:
+    """The amounts the rail was asked to refund for a charge, once per refund (its books, not ours)."""
+    return sorted(SimulatorOperation.objects.filter(kind="refund", reference=str(payin_id))
+                  .values_list("amount", flat=True))
+
+
 # --- One Pix charge confirmed many times -----------------------------------------------------------------------------
 def test_thirty_concurrent_rail_confirmations_credit_a_pix_charge_once(api, merchant):
     charge = create(api, body_of("PIX"))
@@ -202,16 +245,18 @@ def test_a_late_confirmation_of_an_expired_charge_is_credited_once(api, merchant
 
 
 # --- Refunds racing each other ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("each", "debit", "expected_ok", "refusal"), [
-    # The balance holds all ten; once the charge is REFUNDED, refunding it again is an illegal transition.
-    (1_000, 0, 10, (409, "invalid_state")),
+@pytest.mark.parametrize(("each", "debit", "expected_ok", "refusals"), [
+    # The balance holds all ten; the charge has nothing left once ten are held (each refund is held and committed,
+    # then sent to the rail, then its answer recorded). A racer that comes after the last answer is recorded finds
+    # the charge REFUNDED, an illegal transition; one that comes before finds nothing left to refund. Both are right.
+    (1_000, 0, 10, [exceeds_remaining(0), cannot_refund("REFUNDED")]),
     # What is left of the charge (1000) is less than a racer asks for.
-    (3_000, 0, 3, (400, "refund_exceeds_remaining")),
+    (3_000, 0, 3, [exceeds_remaining(1_000)]),
     # The balance runs out first.
-    (1_000, 5_000, 5, (400, "insufficient_balance")),
+    (1_000, 5_000, 5, [INSUFFICIENT_BALANCE]),
 ])
 def test_concurrent_refunds_never_exceed_the_charge_or_the_balance(api, api_client_for, test_key, merchant, each, debit,
-                                                                   expected_ok, refusal):
+                                                                   expected_ok, refusals):
     without_fees(merchant)
     charge = create(api, body_of("CREDIT_CARD", 10_000))
     if debit:
@@ -224,24 +269,24 @@ def test_concurrent_refunds_never_exceed_the_charge_or_the_balance(api, api_clie
                                                              format="json"))
 
     assert [r for r in responses if isinstance(r, Exception)] == []
-    refused_status, refused_code = refusal
-    assert Counter(r.status_code for r in responses) == {201: expected_ok, refused_status: 20 - expected_ok}
-    assert {r.json()["status"] for r in responses if r.status_code == 201} == {"SUCCEEDED"}
-    refused = [r.json()["error"] for r in responses if r.status_code != 201]
-    if refused_code == "refund_exceeds_remaining":
-        assert {e["code"] for e in refused} == {"validation_error"}
-        assert {d["code"] for e in refused for d in e["details"]} == {refused_code}
-    else:
-        assert {e["code"] for e in refused} == {refused_code}
-    if refused_code == "insufficient_balance":
-        assert {e["message"] for e in refused} == {"Insufficient balance"}
+    created = [r.json() for r in responses if r.status_code == 201]
+    assert len(created) == expected_ok
+    assert [body for body in created if body != refund_body(body, payin_id=charge["id"], amount=each)] == []
+    refused = [refusal_of(r) for r in responses if r.status_code != 201]
+    assert len(refused) == 20 - expected_ok
+    assert [refusal for refusal in refused if refusal not in refusals] == []
     refunded = each * expected_ok
     payin = Payin.objects.get(pk=charge["id"])
     assert payin.refunded_amount == refunded <= payin.amount
     assert payin.status == (PayinStatus.REFUNDED if refunded == payin.amount else PayinStatus.PARTIALLY_REFUNDED)
-    assert Refund.objects.filter(payin=payin, status=RefundStatus.SUCCEEDED).count() == expected_ok
+    assert sorted(Refund.objects.filter(payin=payin, status=RefundStatus.SUCCEEDED).values_list("pk", flat=True)) == (
+        sorted(UUID(body["id"]) for body in created))
     assert Refund.objects.exclude(status=RefundStatus.SUCCEEDED).count() == 0
+    # The rail was asked once per refund made, for its amount; each was held, then went out, once.
+    assert rail_refunds_of(payin.pk) == [each] * expected_ok
+    assert LedgerTransaction.objects.filter(object_type="refund").count() == 2 * expected_ok
     assert available(merchant) == 10_000 - debit - refunded
+    assert in_flight(merchant) == 0
     # Not only at the end: no running balance of the available account ever went below zero.
     assert not LedgerEntry.objects.filter(account__merchant=merchant, account__kind=AccountKind.AVAILABLE,
                                           balance_after__lt=0).exists()
@@ -261,9 +306,15 @@ def chargeback_notification(payin_id: str, amount: int) -> bytes:
 
 def test_refunds_and_a_chargeback_racing_on_card_charges_move_the_money_once(api, api_client_for, test_key, merchant):
     """Per charge: a partial refund, a refund of the rest and the rail's chargeback notification, at once. CHARGEBACK is
-    reachable from PAID only, so either the chargeback wins (the refunds are refused) or a refund does (the chargeback
-    is recorded as ignored)."""
-    without_fees(merchant)  # the balance then covers every outcome: no refusal for lack of money muddles the race
+    reachable from PAID only, and a refund moves the charge from PAID only once the rail's answer is recorded (it is
+    held and committed PENDING first, then sent: issue 12). So either the chargeback comes first (the refunds are
+    refused), or it lands while a refund waits for the rail (the chargeback takes the whole amount and the held
+    refund still goes out, as for a Pix refund in flight: README decision 27), or a refund's answer is recorded first
+    (the chargeback is recorded as ignored, and both refunds go out). Whatever the order, each movement happens once."""
+    without_fees(merchant)
+    # The balance covers every outcome, so no refusal for lack of money muddles the race: a charge may send out twice
+    # its amount (a chargeback, and refunds held before it), so a paid Pix charge adds the amount of all eight.
+    payins.payin_pay(payin_id=create(api, body_of("PIX", 80_000, reference="funding"))["id"])
     charges = [create(api, body_of("CREDIT_CARD", 10_000, reference=f"order-{n}")) for n in range(8)]
     clients = [api_client_for(*test_key) for _ in range(len(charges) * 3)]
 
@@ -278,40 +329,57 @@ def test_refunds_and_a_chargeback_racing_on_card_charges_move_the_money_once(api
     results = run_in_threads(len(charges) * 3, act)
 
     assert [r for r in results if isinstance(r, Exception)] == []
+    # A refund refused because the chargeback came first, because the other refund's answer made the charge REFUNDED,
+    # or because the other refund holds all that was left while its answer is on its way.
+    refusals = [cannot_refund("CHARGEBACK"), cannot_refund("REFUNDED"), exceeds_remaining(0)]
     for n, charge in enumerate(charges):
         first, rest, notification = results[n * 3:n * 3 + 3]
         payin = Payin.objects.get(pk=charge["id"])
-        ok_refunds = [r for r in (first, rest) if r.status_code == 201]
-        assert {r.status_code for r in (first, rest)} <= {201, 409}, (first.content, rest.content)
-        assert {error_code(r) for r in (first, rest) if r.status_code == 409} <= {"invalid_state"}
+        ok_refunds = [r.json() for r in (first, rest) if r.status_code == 201]
+        refused = [refusal_of(r) for r in (first, rest) if r.status_code != 201]
+        assert [refusal for refusal in refused if refusal not in refusals] == []
+        if first.status_code == 201:
+            assert first.json() == refund_body(first.json(), payin_id=charge["id"], amount=3_000)
+        if rest.status_code == 201:
+            assert rest.json() == refund_body(rest.json(), payin_id=charge["id"],
+                                              amount=10_000 - (3_000 if first.status_code == 201 else 0))
+        refunded = sum(r["amount"] for r in ok_refunds)
+        assert payin.refunded_amount == refunded
+        assert sorted(Refund.objects.filter(payin=payin).values_list("pk", "status")) == sorted(
+            (UUID(r["id"]), RefundStatus.SUCCEEDED) for r in ok_refunds)
+        assert rail_refunds_of(payin.pk) == sorted(r["amount"] for r in ok_refunds)
+        assert Event.objects.filter(type="refund.succeeded",
+                                    object_id__in=[r["id"] for r in ok_refunds]).count() == len(ok_refunds)
         events = events_of(payin.pk)
         if payin.status == PayinStatus.CHARGEBACK:
             assert notification.outcome == "charged back"
-            assert ok_refunds == []
-            assert payin.refunded_amount == 0
-            assert rail_out_of(payin.pk) == 10_000
+            assert refunded in (0, 3_000, 10_000)  # none, or those held before the chargeback
+            assert rail_out_of(payin.pk) == 10_000 + refunded
             assert events == {"payin.paid": 1, "payin.chargeback": 1}
         else:
-            assert notification.outcome.startswith("ignored")
-            assert payin.status in (PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED)
-            assert len(ok_refunds) >= 1
-            assert sum(r.json()["amount"] for r in ok_refunds) == payin.refunded_amount
-            assert payin.refunded_amount == (10_000 if payin.status == PayinStatus.REFUNDED else 3_000)
-            assert rail_out_of(payin.pk) == payin.refunded_amount
-            assert events["payin.chargeback"] == 0
-            assert events["payin.partially_refunded"] + events["payin.refunded"] == len(ok_refunds)
-            assert Event.objects.filter(type="refund.succeeded",
-                                        object_id__in=[r.json()["id"] for r in ok_refunds]).count() == len(ok_refunds)
+            assert notification.outcome in {f"ignored: A {status} charge cannot become CHARGEBACK"
+                                            for status in (PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED)}
+            # Without the chargeback the refund of the rest always goes out: the charge is refunded whole.
+            assert (payin.status, refunded, rest.status_code) == (PayinStatus.REFUNDED, 10_000, 201)
+            assert rail_out_of(payin.pk) == 10_000
+            assert events == {"payin.paid": 1, "payin.refunded": 1,
+                              **({"payin.partially_refunded": 1} if len(ok_refunds) == 2 else {})}
         assert credits_of(payin.pk) == 1
     total_out = sum(rail_out_of(charge["id"]) for charge in charges)
-    assert available(merchant) == 8 * 10_000 - total_out
+    assert available(merchant) == 80_000 + 8 * 10_000 - total_out
+    assert in_flight(merchant) == 0
     assert ledger_clean()
 
 
 def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, merchant):
-    """The sandbox checks, asks the simulator and applies its notification with the charge locked: whichever of the
-    chargeback and the refund comes second sees the other's result and is refused, and the simulator never records a
-    chargeback our ledger did not take."""
+    """The sandbox checks, asks the simulator and applies its notification with the charge locked, and a refund moves
+    the charge from PAID only once the rail's answer is recorded (it is held and committed PENDING first: issue 12).
+    So the chargeback is refused once the refund's answer is recorded; before that it happens whole, taking the whole
+    amount, and a refund held before it still goes out (README decision 27) while one that comes after it is refused.
+    The simulator never records a chargeback our ledger did not take, nor a refund our ledger did not make."""
+    # A round may send out more than its charge brought in (a chargeback, and a refund held before it): a paid Pix
+    # charge keeps the balance above every refund, so none is refused for lack of money.
+    payins.payin_pay(payin_id=create(api, body_of("PIX", 60_000, reference="funding"))["id"])
     for round_number in range(6):
         charge = create(api, body_of("CREDIT_CARD", 10_000, reference=f"race-{round_number}"))
 
@@ -319,17 +387,37 @@ def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, m
             if i == 0:
                 return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="chargeback").status
             return refunds.refund_create(merchant=merchant, livemode=False, payin_id=charge_id, amount=1_000,
-                                          reason="").status
+                                          reason="")
 
         chargeback, refund = run_in_threads(2, act)
-        status = Payin.objects.get(pk=charge["id"]).status
+        payin = Payin.objects.get(pk=charge["id"])
         charged_back = SimulatorOperation.objects.filter(kind="chargeback", reference=charge["id"]).exists()
-        if status == PayinStatus.CHARGEBACK:
-            assert chargeback == PayinStatus.CHARGEBACK and charged_back
-            assert isinstance(refund, payins.InvalidState)  # a charged-back charge cannot be refunded
-        else:
-            assert status == PayinStatus.PARTIALLY_REFUNDED and refund == "SUCCEEDED"
+        assert credits_of(payin.pk) == 1
+        if isinstance(refund, payins.InvalidState):  # the chargeback came first: a charged-back charge is not refunded
+            assert refund.message == "A CHARGEBACK charge cannot be refunded"
+            assert (payin.status, chargeback, charged_back) == (PayinStatus.CHARGEBACK, PayinStatus.CHARGEBACK, True)
+            assert (payin.refunded_amount, Refund.objects.filter(payin=payin).count()) == (0, 0)
+            assert rail_refunds_of(payin.pk) == []
+            assert rail_out_of(payin.pk) == 10_000
+            assert events_of(payin.pk) == {"payin.paid": 1, "payin.chargeback": 1}
+            continue
+        assert (refund.status, refund.amount, Refund.objects.get(payin=payin).pk) == (RefundStatus.SUCCEEDED, 1_000,
+                                                                                      refund.pk)
+        assert (payin.refunded_amount, rail_refunds_of(payin.pk)) == (1_000, [1_000])
+        assert Event.objects.filter(type="refund.succeeded", object_id=str(refund.pk)).count() == 1
+        if payin.status == PayinStatus.CHARGEBACK:  # the chargeback landed while the refund waited for the rail
+            assert (chargeback, charged_back) == (PayinStatus.CHARGEBACK, True)
+            assert rail_out_of(payin.pk) == 10_000 + 1_000
+            assert events_of(payin.pk) == {"payin.paid": 1, "payin.chargeback": 1}
+        else:  # the refund's answer was recorded first
+            assert payin.status == PayinStatus.PARTIALLY_REFUNDED
             assert isinstance(chargeback, payins.InvalidState) and not charged_back
+            assert chargeback.message == "A PARTIALLY_REFUNDED CREDIT_CARD charge cannot be charged back"
+            assert rail_out_of(payin.pk) == 1_000
+            assert events_of(payin.pk) == {"payin.paid": 1, "payin.partially_refunded": 1}
+    total_out = sum(rail_out_of(pk) for pk in Payin.objects.values_list("pk", flat=True))
+    assert available(merchant) == sum(p.amount - p.fee for p in Payin.objects.all()) - total_out
+    assert in_flight(merchant) == 0
     assert ledger_clean()
 
 

@@ -16,7 +16,7 @@ from payments.payins.notifications import notification_receive
 from payments.rails.base import InvalidNotification, RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
-from tests.payments.test_payin_api import (
+from tests.payments.payins.test_payin_api import (
     NOW,
     assert_ledger_balanced,
     balance,
@@ -440,22 +440,57 @@ def test_a_card_that_never_reached_the_rail_reconciles_to_failed(api, monkeypatc
     assert LedgerEntry.objects.count() == 0
 
 
-def test_a_card_rail_error_is_502_and_leaves_no_charge(api, monkeypatch):
+def test_a_card_rail_error_leaves_the_charge_pending_and_reconciliation_fails_it(api, monkeypatch, rail_calls):
+    """Issue 12: the charge is committed PENDING before the rail is called, so a rail that refuses the connection
+    (the charge never reached it) is no longer a 502 with nothing behind. The answer is 201 with the charge PENDING
+    and its `payin.created` event, the Idempotency-Key keeps that answer, and the reconciliation asks the rail under
+    the charge's id, hears that it never had the charge, and fails it: no money moved, no card token was made."""
     def card_authorize(self, **kwargs):
+        rail_calls.append(kwargs["key"])
         raise RailError("connection refused")
 
     monkeypatch.setattr(SimulatorRail, "card_authorize", card_authorize)
 
     response = api.post("/payin", payin_body("CREDIT_CARD"), format="json", HTTP_IDEMPOTENCY_KEY="k1")
-
-    error(response, 502, type="rail_error", code="rail_unavailable",
-          message="The payment network is unavailable; nothing was charged. Try again.")
-    assert (Payin.objects.count(), Event.objects.count(), LedgerEntry.objects.count()) == (0, 0, 0)
-    assert CardToken.objects.count() == 0
-    monkeypatch.undo()
-    # The key was not spent on the failure: the retry is a new, real charge.
     retry = api.post("/payin", payin_body("CREDIT_CARD"), format="json", HTTP_IDEMPOTENCY_KEY="k1")
-    assert (retry.status_code, retry.json()["status"]) == (201, "PAID")
+
+    assert response.status_code == 201, response.content
+    pending = response.json()
+    assert pending == expected_charge(pending, method="CREDIT_CARD", amount=5000, fee=239, status="PENDING",
+                                      card=expected_card(pending, number="4111111111111111", brand="visa",
+                                                         tokenized=False),
+                                      authorizationCode=None)
+    # The key was spent on the charge: the retry is its answer again, and the rail was asked once, under its id.
+    assert (retry.status_code, retry.json(), retry["Idempotent-Replayed"]) == (201, pending, "true")
+    assert rail_calls == [pending["id"]]
+    [created] = events_of(api, pending["id"])
+    assert created == envelope(created, type="payin.created", obj=pending, previous_status=None)
+    assert (Payin.objects.count(), Event.objects.count(), LedgerEntry.objects.count()) == (1, 1, 0)
+    assert CardToken.objects.count() == 0
+    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    monkeypatch.undo()
+    assert card_charges.card_charges_reconcile() == 0  # younger than 30 s: its request may still be waiting
+
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 1
+    assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 0
+
+    failed = get(api, pending["id"])
+    assert failed == {**pending, "status": "FAILED", "updatedAt": failed["updatedAt"],
+                      "failureCode": "processing_error",
+                      "failureMessage": "An error occurred while processing the card."}
+    latest = events_of(api, pending["id"])[0]
+    assert latest == envelope(latest, type="payin.failed", obj=failed, previous_status="PENDING")
+    assert (Payin.objects.count(), Event.objects.count(), LedgerEntry.objects.count()) == (1, 2, 0)
+    assert CardToken.objects.count() == 0
+    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    # The same key still answers the first answer; a new key is a new, real charge.
+    again = api.post("/payin", payin_body("CREDIT_CARD"), format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    assert (again.status_code, again.json(), again["Idempotent-Replayed"]) == (201, pending, "true")
+    charged = api.post("/payin", payin_body("CREDIT_CARD"), format="json", HTTP_IDEMPOTENCY_KEY="k2")
+    assert (charged.status_code, charged.json()["status"]) == (201, "PAID")
+    assert (Payin.objects.count(), CardToken.objects.count()) == (2, 1)
+    assert balance(api)["available"] == 5000 - 239
+    assert_ledger_balanced()
 
 
 @pytest.mark.parametrize(("method", "operation"), [("PIX", "pix_charge_create"), ("BOLETO", "boleto_register")])
