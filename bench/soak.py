@@ -93,11 +93,10 @@ def django_setup(env: dict[str, str]) -> None:
 
 def merchants_create(count: int, receiver: soak_services.Receiver) -> list[soak_traffic.MerchantTarget]:
     """Merchants, each with a test key pair, a webhook endpoint for every event type, and initial funds."""
-    from payments.services import adjustment_create
-
     from accounts import services as accounts
     from accounts.models import User
     from integrations.services import apikey_create
+    from payments.ledger.services import adjustment_create
     from webhooks.services import endpoint_create, signing_secret_reveal
 
     staff = User.objects.create_user(email="soak-staff@example.com", password=None, is_staff=True)

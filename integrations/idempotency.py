@@ -64,6 +64,14 @@ class IdempotencyKeyInUse(DomainError):
     message = "A request with this Idempotency-Key is still in progress; retry shortly"
 
 
+class RequestInterrupted(DomainError):
+    status_code = 500
+    type = "api_error"
+    code = "request_interrupted"
+    message = ("The first request with this Idempotency-Key stopped after it took effect; it is not run again: find "
+               "its result (list by referenceId) instead of retrying")
+
+
 @dataclass
 class Claim:
     row: IdempotencyKey
@@ -113,6 +121,8 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
         if row.locked_at is not None and now - row.locked_at < lock_timeout:
             raise IdempotencyKeyInUse(param=HEADER)
         if _take_over(row=row, now=now):
+            if row.took_effect:
+                return _interrupted(row=row, token=now)
             return Claim(row=row, token=now)
         raise IdempotencyKeyInUse(param=HEADER)
     raise IdempotencyKeyInUse(param=HEADER)
@@ -149,6 +159,19 @@ def _take_over(*, row: IdempotencyKey, now) -> bool:
     return False
 
 
+def _interrupted(*, row: IdempotencyKey, token: Any) -> Claim:
+    """A dead owner's request committed something before it died (a charge handed to the rail, say): running it again
+    could act twice, so the claim keeps an answer saying so, and every retry gets that answer."""
+    claim = Claim(row=row, token=token)
+    error = RequestInterrupted(param=HEADER)
+    response = Response(error_body(error), status=error.status_code)
+    try:
+        idempotency_complete(claim=claim, response=response)
+    finally:
+        _unlock(row)
+    return Claim(row=row, replay=response)
+
+
 def idempotency_complete(*, claim: Claim, response: Response) -> None:
     IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token).update(
         response_status=response.status_code, response_body=response.data, locked_at=None)
@@ -162,13 +185,20 @@ class EffectWatch:
     """An execute wrapper telling whether any write of a request committed. Each write registers `on_commit`: it
     fires at once in autocommit, when the transaction commits inside one, and never when its transaction or savepoint
     rolls back. Inside a transaction the request did not open (a test's), a write that outlived its savepoints is
-    still waiting for that commit: it counts too."""
+    still waiting for that commit: it counts too.
 
-    def __init__(self) -> None:
+    The first committed write is also written on the claim (`took_effect`) at once: if the process dies from there on,
+    a retry finds the claim stale but effective, and gets `request_interrupted` instead of acting a second time."""
+
+    def __init__(self, claim: Claim) -> None:
+        self.claim = claim
         self.committed = False
 
     def mark(self) -> None:
-        self.committed = True
+        if self.committed:
+            return
+        self.committed = True  # first: the update below is a write this watcher sees too
+        IdempotencyKey.objects.filter(pk=self.claim.row.pk, locked_at=self.claim.token).update(took_effect=True)
 
     def __call__(self, execute: Callable, sql: Any, params: Any, many: bool, context: dict) -> Any:
         result = execute(sql, params, many, context)
@@ -203,7 +233,7 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
                                   digest=body_digest(request.body))
         if claim.replay is not None:
             return claim.replay
-        watch = EffectWatch()
+        watch = EffectWatch(claim)
         try:
             try:
                 with connection.execute_wrapper(watch):

@@ -51,6 +51,8 @@ class IdempotencyKey(models.Model):
     response_body = models.JSONField(null=True, encoder=DjangoJSONEncoder)
     created_at = models.DateTimeField(default=timezone.now)
     locked_at = models.DateTimeField(null=True, help_text="Set while the first request is still running.")
+    took_effect = models.BooleanField(
+        default=False, help_text="A write of the first request committed: the request is never run a second time.")
 
     class Meta:
         constraints = [

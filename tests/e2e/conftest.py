@@ -48,7 +48,7 @@ def browser() -> Iterator:
 @pytest.fixture
 def enqueued(monkeypatch) -> dict[str, list[str]]:
     """What would have gone to the broker, by kind; the tests run what they need themselves."""
-    from payments import payouts
+    from payments.payouts import services as payouts
     from webhooks import services, tasks
 
     calls: dict[str, list[str]] = {"deliveries": [], "payouts": [], "retries": []}

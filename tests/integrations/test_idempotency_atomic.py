@@ -18,6 +18,7 @@ from accounts.models import AccountEvent
 from config.api import ApiView
 from config.errors import InvalidState
 from config.urls import urlpatterns as project_urlpatterns
+from integrations.idempotency import body_digest
 from integrations.models import IdempotencyKey
 
 
@@ -133,20 +134,59 @@ def test_the_wrapper_opens_no_transaction_around_the_view(api, settings):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_dead_owners_claim_is_taken_over_once_stale(api, settings):
-    """The owner's advisory lock dies with its connection: a claim older than the lock timeout and unlocked is taken
-    over (a live owner's is not: see the test below)."""
+def test_a_dead_owners_claim_is_taken_over_once_stale(api, merchant, settings):
+    """The owner's advisory lock dies with its connection: a claim older than the lock timeout and unlocked, whose
+    request committed nothing, is taken over (a live owner's is not: see the test below)."""
     settings.ROOT_URLCONF = __name__
     settings.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 0.5
-    api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-6")
-    IdempotencyKey.objects.filter(key="k-6").update(response_status=None, response_body=None,
-                                                    locked_at=timezone.now() - timedelta(seconds=1))
+    IdempotencyKey.objects.create(merchant=merchant, livemode=False, key="k-6", method="POST",
+                                  path="/test/transaction-state", body_digest=body_digest(b"{}"),
+                                  locked_at=timezone.now() - timedelta(seconds=1))
 
     again = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-6")
 
     assert again.status_code == 201
     assert "Idempotent-Replayed" not in again
     assert IdempotencyKey.objects.get(key="k-6").response_status == 201
+    assert AccountEvent.objects.filter(reason="state").count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_dead_owner_whose_request_took_effect_is_never_run_again(api, settings):
+    """A process that died after a write of its request committed (a charge handed to the rail) leaves a claim marked
+    `took_effect`: taking it over must not run the request a second time, but answer that it was interrupted, and
+    keep answering so."""
+    settings.ROOT_URLCONF = __name__
+    settings.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 0.5
+    first = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-9")
+    assert IdempotencyKey.objects.get(key="k-9").took_effect  # marked as the write committed
+    IdempotencyKey.objects.filter(key="k-9").update(response_status=None, response_body=None,
+                                                    locked_at=timezone.now() - timedelta(seconds=1))
+
+    again = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-9")
+    replay = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-9")
+
+    assert first.status_code == 201
+    assert again.status_code == 500
+    assert again.json() == {"error": {
+        "type": "api_error", "code": "request_interrupted", "param": "Idempotency-Key", "details": [],
+        "message": "The first request with this Idempotency-Key stopped after it took effect; it is not run again: "
+                   "find its result (list by referenceId) instead of retrying",
+        "requestId": again["X-Request-Id"]}}
+    assert (replay.status_code, replay.json(), replay["Idempotent-Replayed"]) == (500, again.json(), "true")
+    assert AccountEvent.objects.filter(reason="state").count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_request_that_committed_nothing_does_not_mark_its_claim(api, settings):
+    settings.ROOT_URLCONF = __name__
+
+    refused = api.post("/test/rolled-back", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-10")
+
+    assert refused.status_code == 409
+    assert not IdempotencyKey.objects.filter(key="k-10").exists()
 
 
 @pytest.mark.postgres
