@@ -139,7 +139,8 @@ def _decode_cursor(cursor: str, model: type[Model]) -> tuple[datetime, Any]:
             raise ValueError("not a cursor")
         # In UTC, as written: a forged offset that pushes the year out of 1..9999 fails here, not in the query.
         return created_at.astimezone(UTC), model._meta.pk.to_python(pk)
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError, DjangoValidationError) as exc:
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError, DjangoValidationError,
+            RecursionError) as exc:  # RecursionError: a forged cursor of a thousand nested arrays
         raise ValidationFailed(param="cursor", details=[
             {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}
         ]) from exc

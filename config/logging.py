@@ -3,12 +3,47 @@
 import contextvars
 import json
 import logging
+import re
 from datetime import UTC, datetime
+
+from django.http import HttpRequest
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 # Attributes every LogRecord has; anything else came in through `extra=` and belongs in the JSON line.
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "request_id"}
+
+# URL arguments that are credentials: the hosted page's token (the payer's only credential) and a password reset's
+# uid and token. A path that carries one is logged as its route, with each argument shown by name.
+CREDENTIAL_ARGUMENTS = frozenset({"token", "uidb64"})
+# Where such a path starts; one that resolves to no route is logged as this prefix alone.
+CREDENTIAL_PREFIXES = ("/pay/", "/dashboard/password-reset/")
+_ROUTE_ARGUMENT = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def loggable_path(request: HttpRequest) -> str:
+    """The request's path as logs may show it: `/pay/<token>` instead of the hosted page's real path."""
+    match = getattr(request, "resolver_match", None)
+    if match is not None and CREDENTIAL_ARGUMENTS & set(match.kwargs):
+        return "/" + _ROUTE_ARGUMENT.sub(r"<\1>", match.route)
+    if match is None:
+        for prefix in CREDENTIAL_PREFIXES:
+            if request.path.startswith(prefix) and request.path != prefix:
+                return prefix + "<redacted>"
+    return request.path
+
+
+class RedactPathFilter(logging.Filter):
+    """Django's own request records ("Not Found: /pay/…", "Internal Server Error: …") carry the path among their
+    arguments: show the loggable path instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        if isinstance(request, HttpRequest) and isinstance(record.args, tuple):
+            shown = loggable_path(request)
+            record.args = tuple(shown if arg in (request.path, request.get_full_path()) else arg
+                                for arg in record.args)
+        return True
 
 
 class RequestIdFilter(logging.Filter):
@@ -29,7 +64,7 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
             "requestId": getattr(record, "request_id", "-"),
         }
-        line.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD})
+        line.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and k != "request"})
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str)

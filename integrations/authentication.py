@@ -41,6 +41,8 @@ class ApiClient:
         return f"api:{self.api_key.public_key}"
 
 
+IP_BLOCKED = "Too many failed authentications from this address; retry in a minute"
+KEY_BLOCKED = "Too many failed authentications with this key from this address; retry in a minute"
 BASIC_FORMAT = "The Authorization header must be: Basic base64(PUBLIC_KEY:SECRET_KEY)"
 
 
@@ -77,8 +79,8 @@ def read_credentials(request: Request) -> tuple[str, str] | None:
 
 class ApiKeyAuthentication(BaseAuthentication):
     """Authenticates with one round trip to the shared cache and, for a key pair this process has seen, no database
-    query: the cache answers whether the IP is blocked, counts the request against the key pair's rate limit, and
-    says whether the locally cached pair is still current (see integrations.authcache)."""
+    query: the cache answers whether this public key is blocked from this IP, counts the request against the key
+    pair's rate limit, and says whether the locally cached pair is still current (see integrations.authcache)."""
 
     def authenticate(self, request: Request) -> tuple[ApiClient, ApiKey] | None:
         ip = client_ip(request)
@@ -99,11 +101,11 @@ class ApiKeyAuthentication(BaseAuthentication):
         request.freshness = gate.freshness
         if gate.blocked:
             ratelimit.rate_count_release(gate)
-            self._refuse_blocked(True)
+            self._refuse_blocked(True, KEY_BLOCKED)
         api_key = self._verified_key(public_key, secret_key, gate)
         if api_key is None:
-            ratelimit.auth_failure_record(ip, rate_key=gate.rate_key)
             logger.info("api.authentication_failed", extra={"public_key": public_key})
+            self._refuse_blocked(ratelimit.auth_failure_record(ip, public_key=public_key, rate_key=gate.rate_key))
             raise InvalidApiKey()
         merchant = api_key.merchant
         # Before the merchant checks, so their 403s carry the RateLimit-* headers too.
@@ -116,16 +118,14 @@ class ApiKeyAuthentication(BaseAuthentication):
         return ApiClient(api_key), api_key
 
     def _fail_before_lookup(self, ip: str, error: InvalidApiKey) -> NoReturn:
-        """Credentials refused before any key was looked up: a blocked IP hears 429, others 401, and it counts."""
-        self._refuse_blocked(ratelimit.ip_blocked(ip))
-        ratelimit.auth_failure_record(ip)
+        """Credentials refused before any key was looked up: it counts, and an IP with too many failures hears 429."""
+        self._refuse_blocked(ratelimit.auth_failure_record(ip))
         raise error
 
     @staticmethod
-    def _refuse_blocked(blocked: bool) -> None:
+    def _refuse_blocked(blocked: bool, message: str = IP_BLOCKED) -> None:
         if blocked:
-            raise RateLimited("Too many failed authentications from this address; retry in a minute",
-                              headers={"Retry-After": str(ratelimit.AUTH_FAILURE_WINDOW)})
+            raise RateLimited(message, headers={"Retry-After": str(ratelimit.AUTH_FAILURE_WINDOW)})
 
     @staticmethod
     def _verified_key(public_key: str, secret_key: str, gate: ratelimit.Gate) -> ApiKey | None:

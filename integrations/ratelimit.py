@@ -52,8 +52,10 @@ def _pipeline(commands: list[tuple]) -> list:
     return send(pack(commands), len(commands))
 
 
-def _block_key(ip: str) -> str:
-    return f"rl:authblock:{ip}"
+def _block_key(ip: str, public_key: str | None = None) -> str:
+    """The IP's block (it refuses the IP's failures) or, with a public key, the block of that key from that IP (it
+    refuses every request, so that a guesser cannot tell a right secret from a wrong one)."""
+    return f"rl:authblock:{ip}:{public_key}" if public_key else f"rl:authblock:{ip}"
 
 
 def version_key(public_key: str) -> str:
@@ -75,7 +77,8 @@ def gate(*, ip: str, public_key: str, freshness_key: str | None = None) -> Gate:
     rate_key = f"rl:key:{public_key}:{int(time.time())}"
     try:
         if redis_client() is not None:
-            packet = _gate_packet(_block_key(ip).encode(), rate_key.encode(), version_key(public_key).encode())
+            packet = _gate_packet(_block_key(ip, public_key).encode(), rate_key.encode(),
+                                  version_key(public_key).encode())
             if freshness_key is None:
                 blocked, _, count, version = send(packet, 4)
                 freshness = None
@@ -91,7 +94,7 @@ def gate(*, ip: str, public_key: str, freshness_key: str | None = None) -> Gate:
         except ValueError:  # expired between add and incr
             cache.set(rate_key, 1, timeout=RATE_WINDOW + 1)
             count = 1
-        return Gate(blocked=cache.get(_block_key(ip)) is not None, count=count,
+        return Gate(blocked=cache.get(_block_key(ip, public_key)) is not None, count=count,
                     version=cache.get(version_key(public_key)), rate_key=rate_key,
                     freshness=cache.get(freshness_key) if freshness_key is not None else None)
     except RedisError as error:
@@ -137,25 +140,41 @@ def rate_limit_check(gate_: Gate, *, limit: int) -> RateLimitState:
     return RateLimitState(limit=limit, remaining=limit - gate_.count, reset=RATE_WINDOW)
 
 
-def auth_failure_record(ip: str, *, rate_key: str | None = None) -> None:
-    """Count a failed authentication for the IP; after too many in a minute the IP is refused for a minute. The
-    failed request is taken back out of the key pair's rate counter, so guessing at someone's public key does not
-    spend that merchant's requests."""
-    fail_key = f"rl:authfail:{ip}:{int(time.time()) // AUTH_FAILURE_WINDOW}"
+def auth_failure_record(ip: str, *, public_key: str | None = None, rate_key: str | None = None) -> bool:
+    """Count a failed authentication, and say whether to answer it 429 rather than 401.
+
+    Two counters per minute: the IP's failures and, when the request named a public key, that key's failures from
+    that IP. At API_AUTH_FAILURES_PER_MINUTE, the IP's *failures* are answered 429 for a minute (requests that
+    authenticate from it still work: one bad client behind a NAT locks out no one else), and that public key is
+    refused from that IP for a minute, right secret or wrong (so the answer tells a guesser nothing). The failed
+    request is taken back out of the key pair's rate counter, so guessing at someone's public key does not spend
+    that merchant's requests."""
+    window = int(time.time()) // AUTH_FAILURE_WINDOW
+    fail_keys = [f"rl:authfail:{ip}:{window}"] + ([f"rl:authfail:{ip}:{public_key}:{window}"] if public_key else [])
+    block_keys = [_block_key(ip)] + ([_block_key(ip, public_key)] if public_key else [])
     try:
         if redis_client() is not None:
-            commands = [("SET", fail_key, 0, "EX", AUTH_FAILURE_WINDOW + 1, "NX"), ("INCR", fail_key)]
+            commands: list[tuple] = [("GET", _block_key(ip))]
+            for fail_key in fail_keys:
+                commands += [("SET", fail_key, 0, "EX", AUTH_FAILURE_WINDOW + 1, "NX"), ("INCR", fail_key)]
             if rate_key:
                 commands += _release_commands(rate_key)
-            failures = int(_pipeline(commands)[1])
-            if failures >= settings.API_AUTH_FAILURES_PER_MINUTE:
-                _pipeline([("SET", _block_key(ip), 1, "EX", AUTH_FAILURE_WINDOW)])
-            return
-        cache.add(fail_key, 0, timeout=AUTH_FAILURE_WINDOW + 1)
+            replies = _pipeline(commands)
+            ip_was_blocked, counts = replies[0] is not None, [int(replies[2 + 2 * i]) for i in range(len(fail_keys))]
+            blocks = [("SET", key, 1, "EX", AUTH_FAILURE_WINDOW)
+                      for key, count in zip(block_keys, counts, strict=True)
+                      if count >= settings.API_AUTH_FAILURES_PER_MINUTE]
+            if blocks:
+                _pipeline(blocks)
+            return ip_was_blocked
+        ip_was_blocked = cache.get(_block_key(ip)) is not None
         if rate_key:
             _release_locally(rate_key)
-        if cache.incr(fail_key) >= settings.API_AUTH_FAILURES_PER_MINUTE:
-            cache.set(_block_key(ip), 1, timeout=AUTH_FAILURE_WINDOW)
+        for fail_key, block_key in zip(fail_keys, block_keys, strict=True):
+            cache.add(fail_key, 0, timeout=AUTH_FAILURE_WINDOW + 1)
+            if cache.incr(fail_key) >= settings.API_AUTH_FAILURES_PER_MINUTE:
+                cache.set(block_key, 1, timeout=AUTH_FAILURE_WINDOW)
+        return ip_was_blocked
     except RedisError as error:
         raise CountersUnavailable() from error
 

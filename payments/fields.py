@@ -30,6 +30,20 @@ DOCUMENT_HELP = ("CPF (11 digits) or CNPJ (14 characters, alphanumeric allowed),
                  "repeated; '.', '-', '/' and spaces are dropped first.")
 
 
+# What is wrong with a document, by (the document its length makes it, fault): each names exactly that.
+DOCUMENT_MESSAGES = {
+    (None, documents.CHARACTERS): "Must have only digits, letters (a CNPJ's) and the punctuation '.', '-', '/' or "
+                                  "spaces.",
+    (None, documents.LENGTH): "Must be a CPF of 11 digits or a CNPJ of 14 characters, punctuation aside.",
+    ("CPF", documents.CHARACTERS): "A CPF (11 characters) has digits only.",
+    ("CPF", documents.REPEATED): "Must not be one digit repeated: no CPF is.",
+    ("CPF", documents.CHECK_DIGITS): "The CPF's check digits (its last two) are wrong.",
+    ("CNPJ", documents.CHECK_DIGIT_CHARACTERS): "The CNPJ's last two characters, its check digits, must be digits.",
+    ("CNPJ", documents.REPEATED): "Must not be one character repeated: no CNPJ is.",
+    ("CNPJ", documents.CHECK_DIGITS): "The CNPJ's check digits (its last two) are wrong.",
+}
+
+
 _EMAIL_ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 
 
@@ -167,8 +181,9 @@ class ReferenceIdField(Rule, ExactCharField):
 
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         if not REFERENCE_ID.fullmatch(value):
-            raise Invalid("Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'.",
-                          "invalid_reference_id")
+            if len(value) > 64:
+                raise Invalid("Must be at most 64 characters.", "invalid_reference_id")
+            raise Invalid("Must have only letters, digits, '.', '_', ':' and '-' (no spaces).", "invalid_reference_id")
         return value
 
 
@@ -241,6 +256,5 @@ class DocumentField(Rule, StrictCharField):
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         document = documents.normalize(value)
         if documents.document_type(document) is None:
-            raise Invalid("Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included.",
-                          "invalid_document")
+            raise Invalid(DOCUMENT_MESSAGES[documents.document_fault(document)], "invalid_document")
         return document

@@ -12,6 +12,7 @@ import string
 _STRIP = str.maketrans(string.ascii_lowercase, string.ascii_uppercase, ".-/ ")
 _CPF = re.compile(r"[0-9]{11}")
 _CNPJ = re.compile(r"[0-9A-Z]{12}[0-9]{2}")
+_ALPHANUMERIC = re.compile(r"[0-9A-Z]*")
 
 
 def normalize(value: str) -> str:
@@ -48,6 +49,53 @@ def is_valid_cnpj(value: str) -> bool:
     if not _CNPJ.fullmatch(value) or len(set(value)) == 1:
         return False
     return cnpj_check_digits(value[:12]) == value[12:]
+
+
+# Why a value is not a valid document, for a message that names exactly that (and never repeats the value):
+CHARACTERS = "characters"  # a character no such document has (a CPF: digits only; a CNPJ: digits and A-Z)
+LENGTH = "length"  # not 11 (CPF) or 14 (CNPJ) characters
+CHECK_DIGIT_CHARACTERS = "check_digit_characters"  # a CNPJ whose last two characters are not digits
+REPEATED = "repeated"  # one character repeated: its check digits would add up, but no such document exists
+CHECK_DIGITS = "check_digits"  # the check digits do not match the rest
+
+
+def cpf_fault(value: str) -> str | None:
+    """What is wrong with `value` (normalized) as a CPF, one of the faults above; None for a valid CPF (exactly when
+    is_valid_cpf says so)."""
+    if not (value.isascii() and value.isdigit()):
+        return CHARACTERS
+    if len(value) != 11:
+        return LENGTH
+    if len(set(value)) == 1:
+        return REPEATED
+    return None if cpf_check_digits(value[:9]) == value[9:] else CHECK_DIGITS
+
+
+def cnpj_fault(value: str) -> str | None:
+    """What is wrong with `value` (normalized) as a CNPJ; None for a valid CNPJ (exactly when is_valid_cnpj says so)."""
+    if not _ALPHANUMERIC.fullmatch(value):
+        return CHARACTERS
+    if len(value) != 14:
+        return LENGTH
+    if not value[12:].isdigit():
+        return CHECK_DIGIT_CHARACTERS
+    if len(set(value)) == 1:
+        return REPEATED
+    return None if cnpj_check_digits(value[:12]) == value[12:] else CHECK_DIGITS
+
+
+def document_fault(value: str) -> tuple[str | None, str] | None:
+    """What is wrong with `value` (normalized) as a CPF or a CNPJ: (the document its length makes it, or None when
+    it is neither length or has a character neither has, the fault); None for a valid document."""
+    if not _ALPHANUMERIC.fullmatch(value):
+        return None, CHARACTERS
+    if len(value) == 11:
+        fault = cpf_fault(value)
+        return None if fault is None else ("CPF", fault)
+    if len(value) == 14:
+        fault = cnpj_fault(value)
+        return None if fault is None else ("CNPJ", fault)
+    return None, LENGTH
 
 
 def document_type(value: str) -> str | None:

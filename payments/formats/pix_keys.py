@@ -21,7 +21,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.core.validators import EmailValidator
 
-from payments.formats.documents import is_valid_cnpj, is_valid_cpf
+from payments.formats.documents import CHARACTERS, LENGTH, cnpj_fault, cpf_fault, is_valid_cnpj, is_valid_cpf
 
 PIX_KEY_TYPES = ("CPF", "CNPJ", "EMAIL", "PHONE", "EVP")
 EMAIL_MAX_LENGTH = 77
@@ -33,6 +33,11 @@ _EMAIL = re.compile(r"[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a
 _PHONE = re.compile(r"\+?55([1-9][1-9])(9[0-9]{8}|[2-9][0-9]{7})")
 _EVP = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _validate_email = EmailValidator(allowlist=[])
+_PHONE_CHARACTERS = re.compile(r"\+?[0-9]*")
+EVP_LENGTH = 36
+# The faults of a key, beside those of payments.formats.documents (CHARACTERS, LENGTH, ...):
+FORMAT = "format"  # the characters and the length are right, their arrangement is not
+COUNTRY_CODE = "country_code"  # a phone number that does not start with Brazil's 55
 
 
 def normalize_pix_key(key_type: str, value: str) -> str | None:
@@ -64,3 +69,21 @@ def _normalize_email(value: str) -> str | None:
     except ValidationError:
         return None
     return email
+
+
+def pix_key_fault(key_type: str, value: str) -> str:
+    """Why `value`, which normalize_pix_key refused, is not a key of `key_type` (one of PIX_KEY_TYPES): for a CPF or
+    a CNPJ, a fault of payments.formats.documents; else CHARACTERS, LENGTH, COUNTRY_CODE or FORMAT."""
+    if key_type == "CPF":
+        return cpf_fault(value) or FORMAT
+    if key_type == "CNPJ":
+        return cnpj_fault(value) or FORMAT
+    if key_type == "EMAIL":
+        if len(value) > EMAIL_MAX_LENGTH:
+            return LENGTH
+        return CHARACTERS if not value.isascii() else FORMAT
+    if key_type == "PHONE":
+        if not (value.isascii() and _PHONE_CHARACTERS.fullmatch(value)):
+            return CHARACTERS
+        return COUNTRY_CODE if not value.lstrip("+").startswith("55") else FORMAT
+    return LENGTH if len(value) != EVP_LENGTH else FORMAT

@@ -114,14 +114,15 @@ class PayinRefundsApi(ApiView):
                                         payin_id=payin_id, amount=data.get("amount"), reason=data.get("reason", ""))
         return Response(refund_serialize(refund), status=201)
 
-    @extend_schema(operation_id="refund_list", summary="The refunds of a charge, oldest first",
-                   responses=payin_schema.RefundList)
+    @extend_schema(operation_id="refund_list", summary="The refunds of a charge, newest first",
+                   parameters=[LIMIT_PARAMETER, CURSOR_PARAMETER], responses=payin_schema.RefundList)
     def get(self, request: Request, payin_id: str) -> Response:
-        reject_unknown_params(request.query_params, allowed=set())
+        params = request.query_params
+        reject_unknown_params(params, allowed=set())
         payin = payin_selectors.payin_get(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                     payin_id=path_uuid(payin_id, "charge"))
-        refunds = payin_selectors.refund_list(payin=payin)
-        return Response({"data": [refund_serialize(refund) for refund in refunds]})
+        refunds = payin_selectors.payin_refunds(payin=payin)
+        return Response(paginate(refunds, params=params, serialize=refund_serialize).as_body())
 
 
 class SandboxPayinSimulateApi(ApiView):

@@ -50,6 +50,9 @@ _CVV = re.compile(r"[0-9]{3,4}")
 _MONTH = re.compile(r"0[1-9]|1[0-2]")
 
 
+_TWO_DIGITS = re.compile(r"[0-9]{2}")
+
+
 _YEAR = re.compile(r"[0-9]{2}|[0-9]{4}")
 
 
@@ -139,7 +142,9 @@ class EmailField(Rule, StrictCharField):
         super().__init__(max_length=254, **kwargs)
 
     def openapi_schema(self) -> dict:
-        return {"type": "string", "format": "email", "maxLength": 254, "pattern": EMAIL_PATTERN}
+        # No `format: email`: validators of that format refuse addresses Django's (the rule) accepts, e.g. an
+        # A-label top-level domain, and the schema would then call a valid body invalid (tests/fuzz).
+        return {"type": "string", "maxLength": 254, "pattern": EMAIL_PATTERN}
 
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         try:
@@ -160,6 +165,8 @@ class PhoneField(ContactPresence, Rule, StrictCharField):
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         phone = contact.normalize_phone(value)
         if phone is None:
+            if not contact.phone_characters_valid(value):
+                raise Invalid("Must have only digits, spaces and + ( ) -.", "invalid_phone")
             raise Invalid("Must have 10 to 13 digits (area code and number, the country code optional).",
                           "invalid_phone")
         return phone
@@ -176,7 +183,9 @@ class ZipCodeField(Rule, StrictCharField):
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         zip_code = contact.normalize_zip_code(value)
         if zip_code is None:
-            raise Invalid("Must be a CEP of 8 digits, such as 01310-100.", "invalid_zip_code")
+            if not contact.zip_code_characters_valid(value):
+                raise Invalid("Must have only digits, '-' and '.'.", "invalid_zip_code")
+            raise Invalid("Must be 8 digits (a CEP, such as 01310-100).", "invalid_zip_code")
         return zip_code
 
 
@@ -203,12 +212,13 @@ class DueDateField(Rule, ExactCharField):
         return serializers.DateField(required=required, help_text=self.HELP)
 
     def clean(self, value: str, context: Mapping, body: Mapping) -> date:
-        try:
-            due_date = date.fromisoformat(value) if _ISO_DATE.fullmatch(value) else None
-        except ValueError:
-            due_date = None
-        if due_date is None:
+        if not _ISO_DATE.fullmatch(value):
             raise Invalid("Must be a date written YYYY-MM-DD.", "invalid_date")
+        try:
+            due_date = date.fromisoformat(value)
+        except ValueError:
+            raise Invalid("Must be a day of the calendar (month 01 to 12, a day the month has).",
+                          "invalid_date") from None
         today: date = context["today"]
         if not today <= due_date <= today + timedelta(days=BOLETO_DUE_DAYS_MAX):
             raise Invalid(f"Must be from today to {BOLETO_DUE_DAYS_MAX} days from today (America/Sao_Paulo).",
@@ -237,7 +247,9 @@ class CardNumberField(Rule, ExactCharField):
 
     def clean(self, number: str, context: Mapping, body: Mapping) -> str:
         if not _CARD_NUMBER.fullmatch(number):
-            raise Invalid("Must be 13 to 19 digits, without spaces or other characters.", "invalid_card_number")
+            if not (number.isascii() and number.isdigit()):
+                raise Invalid("Must be digits only, without spaces or other characters.", "invalid_card_number")
+            raise Invalid("Must be 13 to 19 digits.", "invalid_card_number")
         if not cards.luhn_valid(number):
             raise Invalid("The card number is not valid: its check digit is wrong.", "invalid_card_number")
         if cards.brand(number) is None:
@@ -257,7 +269,9 @@ class ExpirationMonthField(Rule, ExactCharField):
 
     def clean(self, month: str, context: Mapping, body: Mapping) -> str:
         if not _MONTH.fullmatch(month):
-            raise Invalid("Must be the month as two digits, 01 to 12.", "invalid_expiration_month")
+            if not _TWO_DIGITS.fullmatch(month):
+                raise Invalid("Must be the month as two digits, such as 03.", "invalid_expiration_month")
+            raise Invalid("Must be a month from 01 to 12.", "invalid_expiration_month")
         return month
 
 
@@ -290,5 +304,7 @@ class CvvField(Rule, ExactCharField):
 
     def clean(self, cvv: str, context: Mapping, body: Mapping) -> str:
         if not _CVV.fullmatch(cvv):
+            if not (cvv.isascii() and cvv.isdigit()):
+                raise Invalid("Must be digits only.", "invalid_cvv")
             raise Invalid("Must be 3 digits, or 4 for American Express.", "invalid_cvv")
         return cvv

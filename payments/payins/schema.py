@@ -187,3 +187,5 @@ class Refund(serializers.Serializer):
 
 class RefundList(serializers.Serializer):
     data = Refund(many=True)
+    hasMore = serializers.BooleanField()
+    nextCursor = serializers.CharField(allow_null=True)

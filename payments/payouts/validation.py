@@ -47,18 +47,45 @@ from payments.fields import (
     StrictChoiceField,
     WebhookUrlField,
 )
+from payments.formats import documents, pix_keys
 from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
 
 BENEFICIARY_NAME_MAX_LENGTH = 120
 DESCRIPTION_MAX_LENGTH = 140
 
-# What a key of each type looks like, for the message of a key that does not fit (which never repeats the key).
-PIX_KEY_SHAPES = {
-    "CPF": "a CPF of 11 digits without punctuation, such as 52998224725",
-    "CNPJ": "a CNPJ of 14 digits or uppercase letters without punctuation, such as 11222333000181 or 12ABC34501DE35",
-    "EMAIL": f"an email address of at most {EMAIL_MAX_LENGTH} characters",
-    "PHONE": "+55, the area code and the number, such as +5511987654321",
-    "EVP": "a random key: a UUID of 36 characters, such as 123e4567-e89b-42d3-a456-426614174000",
+# What is wrong with a key that does not fit its type, by type and fault (payments.formats.pix_keys.pix_key_fault):
+# each message names exactly that, and none repeats the key.
+PIX_KEY_MESSAGES = {
+    "CPF": {
+        documents.CHARACTERS: "Must be digits only, without punctuation or spaces, for pixKeyType CPF.",
+        documents.LENGTH: "Must be 11 digits, for pixKeyType CPF.",
+        documents.REPEATED: "Must not be one digit repeated: no CPF is.",
+        documents.CHECK_DIGITS: "The CPF's check digits (its last two) are wrong.",
+    },
+    "CNPJ": {
+        documents.CHARACTERS: "Must be digits and uppercase letters only, without punctuation or spaces, for "
+                              "pixKeyType CNPJ.",
+        documents.LENGTH: "Must be 14 characters, for pixKeyType CNPJ.",
+        documents.CHECK_DIGIT_CHARACTERS: "The CNPJ's last two characters, its check digits, must be digits.",
+        documents.REPEATED: "Must not be one character repeated: no CNPJ is.",
+        documents.CHECK_DIGITS: "The CNPJ's check digits (its last two) are wrong.",
+    },
+    "EMAIL": {
+        documents.LENGTH: f"Must be at most {EMAIL_MAX_LENGTH} characters, for pixKeyType EMAIL.",
+        documents.CHARACTERS: "Must be ASCII characters only, for pixKeyType EMAIL.",
+        pix_keys.FORMAT: "Must be an email address (a name, @ and a domain with a dot), for pixKeyType EMAIL.",
+    },
+    "PHONE": {
+        documents.CHARACTERS: "Must be digits only after an optional +, without spaces, dashes or parentheses, for "
+                              "pixKeyType PHONE.",
+        pix_keys.COUNTRY_CODE: "Must start with +55, Brazil's country code, for pixKeyType PHONE.",
+        pix_keys.FORMAT: "Must be +55, a two-digit area code without a 0, then 8 digits or 9 starting with 9, for "
+                         "pixKeyType PHONE.",
+    },
+    "EVP": {
+        documents.LENGTH: f"Must be {pix_keys.EVP_LENGTH} characters, for pixKeyType EVP.",
+        pix_keys.FORMAT: "Must be a UUID: hex digits in groups of 8-4-4-4-12 joined by '-', for pixKeyType EVP.",
+    },
 }
 
 
@@ -126,7 +153,7 @@ class _PixKeyField(Rule, ExactCharField):
             return key  # the body is refused for its pixKeyType
         canonical = normalize_pix_key(key_type, key)
         if canonical is None:
-            raise Invalid(f"Must be {PIX_KEY_SHAPES[key_type]}, for pixKeyType {key_type}.", "invalid_pix_key")
+            raise Invalid(PIX_KEY_MESSAGES[key_type][pix_keys.pix_key_fault(key_type, key)], "invalid_pix_key")
         return canonical
 
 

@@ -1,5 +1,6 @@
 """Keyset pagination: newest first, no duplicates or gaps even when timestamps tie, strict limit and cursor."""
 
+import base64
 import math
 from datetime import timedelta
 
@@ -84,6 +85,16 @@ def test_unreadable_cursor_is_refused(events, cursor):
         paginate(events, params={"cursor": cursor}, serialize=serialize)
 
     assert raised.value.details[0]["code"] == "invalid_cursor"
+
+
+def test_a_deeply_nested_cursor_is_refused_not_a_crash(events):
+    cursor = base64.urlsafe_b64encode(b"[" * 3000).decode().rstrip("=")  # json.loads raised RecursionError: a 500
+
+    with pytest.raises(DomainError) as raised:
+        paginate(events, params={"cursor": cursor}, serialize=serialize)
+
+    assert raised.value.details == [{"param": "cursor", "code": "invalid_cursor",
+                                     "message": "The cursor is not one this API returned."}]
 
 
 def test_unknown_query_parameters_are_refused():

@@ -27,6 +27,8 @@ from django.db import connection
 
 from config.celery import app as celery_app
 from payments.ledger import services as ledger
+from payments.models import CardToken
+from payments.reference import glossary as reference
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.payouts.test_payout_concurrency import Client, Server
 
@@ -90,11 +92,20 @@ def _objects(client: Client) -> dict:
         _created(client.post("/payin", {**base, "paymentMethod": "BOLETO", "referenceId": "fuzz-boleto",
                                         "customer": {**CUSTOMER, "phone": "11987654321", "address": ADDRESS}})),
     ]
+    # The reference's examples (sent as they are by the examples phase) charge a card saved under a documented token.
+    saved = CardToken.objects.get(token=payins[1]["card"]["token"])
+    saved.token = reference.CARD_TOKEN
+    saved.save(force_insert=True)
     payouts = [_created(client.post("/payout", {"amount": 1_000, "pixKey": str(uuid.uuid4()), "pixKeyType": "EVP",
                                                 "referenceId": f"fuzz-payout-{n}"})) for n in range(2)]
+    for n in range(2):  # two refunds of the card charge: its refund list has a second page too
+        _created(client.post(f"/payin/{payins[1]['id']}/refunds", {"amount": 1_000, "reason": f"fuzz-{n}"}))
     cursors = {}
-    for path in ("/payin", "/payout", "/events", "/balance/transactions"):
-        page = client.get(f"{path}?limit=1").json()
+    lists = {"/payin": "/payin", "/payout": "/payout", "/events": "/events",
+             "/balance/transactions": "/balance/transactions",
+             "/payin/{payin_id}/refunds": f"/payin/{payins[1]['id']}/refunds"}
+    for path, url in lists.items():
+        page = client.get(f"{url}?limit=1").json()
         assert page["nextCursor"], (path, page)
         cursors[path] = page["nextCursor"]
     events = client.get("/events?limit=100").json()["data"]

@@ -1,5 +1,6 @@
 """SPEC §1.5: requests per second per key pair (default, per-merchant override), RateLimit-* headers, 429 with
-Retry-After, and the per-IP block after too many failed authentications. Counters are atomic across connections."""
+Retry-After, and the blocks after too many failed authentications (the IP's further failures, the key from that IP).
+Counters are atomic across connections."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.factories import ApiKeyFactory
 pytestmark = pytest.mark.django_db
 
 TOO_MANY_FAILURES = "Too many failed authentications from this address; retry in a minute"
+TOO_MANY_KEY_FAILURES = "Too many failed authentications with this key from this address; retry in a minute"
 
 
 def rate_headers(response) -> dict:
@@ -146,7 +148,9 @@ def test_concurrent_requests_on_redis_get_exactly_the_limit(test_key, limit, fro
 
 
 # --- Failed authentications per IP ----------------------------------------------------------------------------------
-def test_ip_is_blocked_after_twenty_failures_in_a_minute(api, test_key, limit, frozen_clock, expected_error):
+def test_a_key_is_refused_from_an_ip_after_twenty_failures_in_a_minute(api, test_key, limit, frozen_clock,
+                                                                        expected_error):
+    """Right secret or wrong, so that a guesser cannot tell them apart."""
     api_key, _ = test_key
     failures = [wrong_secret_client(api_key).get("/account").status_code for _ in range(20)]
 
@@ -156,7 +160,35 @@ def test_ip_is_blocked_after_twenty_failures_in_a_minute(api, test_key, limit, f
     assert response.status_code == 429
     assert response["Retry-After"] == "60"
     assert response.json() == expected_error(response, type="rate_limit_error", code="rate_limited",
-                                             message=TOO_MANY_FAILURES)
+                                             message=TOO_MANY_KEY_FAILURES)
+
+
+def test_one_bad_client_behind_a_nat_locks_out_no_other_key(api, test_key, merchant, limit, frozen_clock,
+                                                             expected_error):
+    """Another key pair from the same IP works; only the IP's further failures are refused, and the guessed key."""
+    api_key, _ = test_key
+    other_key, other_secret = ApiKeyFactory.with_secret(merchant=merchant, livemode=False)
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=basic_auth(other_key.public_key, other_secret))
+    unknown = APIClient()
+    unknown.credentials(HTTP_X_API_KEY="pk_test_" + "0" * 24, HTTP_X_API_SECRET="sk_test_" + "0" * 48)
+    failures = [wrong_secret_client(api_key).get("/account").status_code for _ in range(25)]
+
+    works = other.get("/account")
+    further_failures = [wrong_secret_client(other_key).get("/account"), unknown.get("/account")]
+    still_works = other.get("/account")
+    guessed = api.get("/account")
+
+    assert failures == [401] * 20 + [429] * 5
+    assert (works.status_code, still_works.status_code) == (200, 200)
+    for refused in further_failures:
+        assert refused.status_code == 429
+        assert refused["Retry-After"] == "60"
+        assert refused.json() == expected_error(refused, type="rate_limit_error", code="rate_limited",
+                                                message=TOO_MANY_FAILURES)
+    assert guessed.status_code == 429
+    assert guessed.json() == expected_error(guessed, type="rate_limit_error", code="rate_limited",
+                                            message=TOO_MANY_KEY_FAILURES)
 
 
 def test_nineteen_failures_do_not_block(api, test_key, limit, frozen_clock):
@@ -169,19 +201,22 @@ def test_nineteen_failures_do_not_block(api, test_key, limit, frozen_clock):
     assert response.status_code == 200
 
 
-def test_every_kind_of_failed_authentication_counts(api, test_key, limit, frozen_clock):
+def test_every_kind_of_failed_authentication_counts(api, test_key, limit, frozen_clock, expected_error):
     api_key, secret = test_key
     clients = [wrong_secret_client(api_key) for _ in range(18)]
     malformed = APIClient()
     malformed.credentials(HTTP_AUTHORIZATION="Bearer " + secret)
     unknown = APIClient()
     unknown.credentials(HTTP_X_API_KEY="pk_test_unknown", HTTP_X_API_SECRET=secret)
-    for client in [*clients, malformed, unknown]:
-        client.get("/account")
+    statuses = [client.get("/account").status_code for client in [*clients, malformed, unknown]]
 
-    response = api.get("/account")
+    further_failure = malformed.get("/account")
+    response = api.get("/account")  # 18 failures with this key: it still works
 
-    assert response.status_code == 429
+    assert statuses == [401] * 20
+    assert further_failure.json() == expected_error(further_failure, type="rate_limit_error", code="rate_limited",
+                                                    message=TOO_MANY_FAILURES)
+    assert response.status_code == 200
 
 
 def test_another_ip_is_not_blocked(api, test_key, limit, frozen_clock):

@@ -607,9 +607,14 @@ def test_new_payout_field_errors_beside_the_fields(dash, merchant):
 
     page = text_of(response)
     assert response.status_code == 400
-    assert "CPF of 11 digits" in field_error(page, "pix_key")
-    assert field_error(page, "beneficiary_document")
-    assert field_error(page, "reference_id")
+    assert field_error(page, "pix_key") == (" Pix key * Must be 11 digits, for key type CPF. CPF or CNPJ without "
+                                            "punctuation, e-mail, +55 phone, or random key (EVP). ")
+    assert field_error(page, "beneficiary_document") == (
+        " Beneficiary CPF or CNPJ (optional) Must not be one digit repeated: no CPF is. For a CPF or CNPJ key it must "
+        "be the key's own document. ")
+    assert field_error(page, "reference_id").startswith(
+        " Reference id * Must have only letters, digits, '.', '_', ':' and '-' (no spaces). Your own id for this "
+        "payout. It is unique: the same reference is never sent twice. ")
     assert not Payout.objects.exists()
 
 

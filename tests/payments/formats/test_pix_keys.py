@@ -2,7 +2,7 @@
 
 import pytest
 
-from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
+from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key, pix_key_fault
 from payments.models import PixKeyType
 
 EMAIL_77 = "ana." + "s" * 16 + "@" + "b" * 52 + ".com"  # 21 + 1 + 52 + 4 characters
@@ -180,3 +180,29 @@ def test_key_of_another_type_or_unknown_type(key_type, key):
 @pytest.mark.parametrize("key", [None, 52998224725, ["52998224725"]])
 def test_not_a_string(key_type, key):
     assert normalize_pix_key(key_type, key) is None
+
+
+@pytest.mark.parametrize(("key_type", "key", "fault"), [
+    ("CPF", "52998224726", "check_digits"),
+    ("CPF", "11111111111", "repeated"),
+    ("CPF", "529.982.247-25", "characters"),
+    ("CPF", "5299822472", "length"),
+    ("CNPJ", "11222333000182", "check_digits"),
+    ("CNPJ", "12ABC34501DEAB", "check_digit_characters"),
+    ("CNPJ", "00000000000000", "repeated"),
+    ("CNPJ", "12abc34501de35", "characters"),
+    ("CNPJ", "1122233300018", "length"),
+    ("EMAIL", "a" * 21 + "@" + "b" * 52 + ".com", "length"),
+    ("EMAIL", "joão@example.com", "characters"),
+    ("EMAIL", "ana@example", "format"),
+    ("PHONE", "+55 11 98765-4321", "characters"),
+    ("PHONE", "+5411987654321", "country_code"),
+    ("PHONE", "11987654321", "country_code"),
+    ("PHONE", "+5501987654321", "format"),
+    ("PHONE", "+55119876543", "format"),  # 7 digits
+    ("EVP", "123e4567e89b42d3a456426614174000", "length"),
+    ("EVP", "123e4567-e89b-42d3-a456-42661417400g", "format"),
+])
+def test_why_a_key_does_not_fit(key_type, key, fault):
+    assert normalize_pix_key(key_type, key) is None
+    assert pix_key_fault(key_type, key) == fault

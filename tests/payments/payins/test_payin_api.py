@@ -812,7 +812,7 @@ def test_an_invalid_body_creates_nothing(api):
     validation(response, [
         {"param": "amount", "code": "invalid", "message": "Must be a JSON integer."},
         {"param": "customer.document", "code": "invalid_document",
-         "message": "Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included."},
+         "message": "Must not be one digit repeated: no CPF is."},
     ])
     assert Payin.objects.count() == 0
     assert Event.objects.count() == 0

@@ -222,11 +222,18 @@ def test_unknown_field_mixed_with_another_problem_is_a_validation_error(merchant
 
 
 # --- Top-level fields ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value", ["a" * 65, "order 1", "pedido-ção"])
-def test_bad_reference_id(merchant, value):
-    assert error_of(payin_body("PIX", {"referenceId": value}), merchant)["details"] == [
-        {"param": "referenceId", "code": "invalid_reference_id",
-         "message": "Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'."}]
+@pytest.mark.parametrize(("value", "message"), [
+    ("a" * 65, "Must be at most 64 characters."),
+    ("order 1", "Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."),
+    ("pedido-ção", "Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."),
+])
+def test_bad_reference_id(merchant, value, message):
+    error = error_of(payin_body("PIX", {"referenceId": value}), merchant)
+
+    assert error == {"type": "invalid_request_error", "code": "validation_error",
+                     "message": "The request has invalid fields", "param": "referenceId",
+                     "details": [{"param": "referenceId", "code": "invalid_reference_id", "message": message}],
+                     "requestId": error["requestId"]}
 
 
 @pytest.mark.parametrize("value", ["a", "ORD.2026:11_20-1" + "x" * 48])
@@ -328,18 +335,26 @@ def test_amount_maximum_follows_the_setting(merchant, settings):
 
 
 # --- Customer --------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("document", [
-    "52998224726",  # CPF, wrong check digit
-    "11111111111",  # CPF, one digit repeated
-    "00000000000000",  # CNPJ, one digit repeated
-    "5299822472",  # 10 digits
-    "11222333000182",  # CNPJ, wrong check digit
-    "12ABC34501DE36",  # alphanumeric CNPJ, wrong check digit
+@pytest.mark.parametrize(("document", "message"), [
+    ("52998224726", "The CPF's check digits (its last two) are wrong."),
+    ("529.982.247-26", "The CPF's check digits (its last two) are wrong."),
+    ("11111111111", "Must not be one digit repeated: no CPF is."),
+    ("5299822472X", "A CPF (11 characters) has digits only."),
+    ("00000000000000", "Must not be one character repeated: no CNPJ is."),
+    ("5299822472", "Must be a CPF of 11 digits or a CNPJ of 14 characters, punctuation aside."),
+    ("112223330001811", "Must be a CPF of 11 digits or a CNPJ of 14 characters, punctuation aside."),
+    ("11222333000182", "The CNPJ's check digits (its last two) are wrong."),
+    ("12ABC34501DE36", "The CNPJ's check digits (its last two) are wrong."),
+    ("12ABC34501DEAB", "The CNPJ's last two characters, its check digits, must be digits."),
+    ("529,982,247,25", "Must have only digits, letters (a CNPJ's) and the punctuation '.', '-', '/' or spaces."),
 ])
-def test_bad_document(merchant, document):
-    assert error_of(payin_body("PIX", {"customer.document": document}), merchant)["details"] == [
-        {"param": "customer.document", "code": "invalid_document",
-         "message": "Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included."}]
+def test_bad_document(merchant, document, message):
+    error = error_of(payin_body("PIX", {"customer.document": document}), merchant)
+
+    assert error == {"type": "invalid_request_error", "code": "validation_error",
+                     "message": "The request has invalid fields", "param": "customer.document",
+                     "details": [{"param": "customer.document", "code": "invalid_document", "message": message}],
+                     "requestId": error["requestId"]}
 
 
 @pytest.mark.parametrize(("document", "normalized"), [
@@ -402,12 +417,17 @@ def test_bad_address_fields(merchant, path, value, code):
         (f"customer.address.{path}", code)]
 
 
-def test_address_field_messages(merchant):
-    body = payin_body("BOLETO", {"customer.address.zipCode": "123", "customer.address.state": "ZZ"})
+@pytest.mark.parametrize(("zip_code", "message"), [
+    ("123", "Must be 8 digits (a CEP, such as 01310-100)."),
+    ("01310-1000", "Must be 8 digits (a CEP, such as 01310-100)."),
+    ("01310 100", "Must have only digits, '-' and '.'."),
+    ("O1310-100", "Must have only digits, '-' and '.'."),
+])
+def test_address_field_messages(merchant, zip_code, message):
+    body = payin_body("BOLETO", {"customer.address.zipCode": zip_code, "customer.address.state": "ZZ"})
 
     assert error_of(body, merchant)["details"] == [
-        {"param": "customer.address.zipCode", "code": "invalid_zip_code",
-         "message": "Must be a CEP of 8 digits, such as 01310-100."},
+        {"param": "customer.address.zipCode", "code": "invalid_zip_code", "message": message},
         {"param": "customer.address.state", "code": "invalid_state",
          "message": "Must be one of the 27 UF codes, such as SP or RJ."},
     ]
@@ -479,6 +499,28 @@ def test_boleto_due_date_out_of_range_message(merchant):
          "message": "Must be from today to 365 days from today (America/Sao_Paulo)."}]
 
 
+@pytest.mark.parametrize(("due_date", "message"), [
+    ("2026-12-1", "Must be a date written YYYY-MM-DD."),
+    ("01/12/2026", "Must be a date written YYYY-MM-DD."),
+    ("2026-02-30", "Must be a day of the calendar (month 01 to 12, a day the month has)."),
+    ("2026-13-01", "Must be a day of the calendar (month 01 to 12, a day the month has)."),
+])
+def test_boleto_due_date_format_messages(merchant, due_date, message):
+    assert error_of(payin_body("BOLETO", {"boleto": {"dueDate": due_date}}), merchant)["details"] == [
+        {"param": "boleto.dueDate", "code": "invalid_date", "message": message}]
+
+
+@pytest.mark.parametrize(("phone", "message"), [
+    ("119876543", "Must have 10 to 13 digits (area code and number, the country code optional)."),
+    ("55119876543210", "Must have 10 to 13 digits (area code and number, the country code optional)."),
+    ("11.98765.4321", "Must have only digits, spaces and + ( ) -."),
+    ("11 9876-543x", "Must have only digits, spaces and + ( ) -."),
+])
+def test_phone_messages(merchant, phone, message):
+    assert error_of(payin_body("PIX", {"customer.phone": phone}), merchant)["details"] == [
+        {"param": "customer.phone", "code": "invalid_phone", "message": message}]
+
+
 def test_boleto_instructions_length(merchant):
     assert problems(payin_body("BOLETO", {"boleto": {"instructions": "x" * 256}}), merchant) == [
         ("boleto.instructions", "max_length")]
@@ -516,18 +558,22 @@ def test_card_shape(merchant, card, expected):
     ({"card.number": "4111111111111112"}, ("card.number", "invalid_card_number",
                                            "The card number is not valid: its check digit is wrong.")),
     ({"card.number": "4111 1111 1111 1111"}, ("card.number", "invalid_card_number",
-                                              "Must be 13 to 19 digits, without spaces or other characters.")),
+                                              "Must be digits only, without spaces or other characters.")),
+    ({"card.number": "411111111111"}, ("card.number", "invalid_card_number", "Must be 13 to 19 digits.")),
     ({"card.number": "9000000000000001"}, ("card.number", "unsupported_card_brand",
                                            "The card brand is not supported.")),
     ({"card.holderName": "A"}, ("card.holderName", "min_length", "Ensure this field has at least 2 characters.")),
     ({"card.expirationMonth": "13"}, ("card.expirationMonth", "invalid_expiration_month",
-                                      "Must be the month as two digits, 01 to 12.")),
+                                      "Must be a month from 01 to 12.")),
+    ({"card.expirationMonth": "3"}, ("card.expirationMonth", "invalid_expiration_month",
+                                     "Must be the month as two digits, such as 03.")),
     ({"card.expirationYear": "202"}, ("card.expirationYear", "invalid_expiration_year",
                                       "Must be the year as YYYY or YY.")),
     ({"card.expirationYear": "2025"}, ("card.expirationYear", "expired_card", "The card has expired.")),
     ({"card.expirationMonth": "10", "card.expirationYear": "2026"}, ("card.expirationMonth", "expired_card",
                                                                      "The card has expired.")),
     ({"card.cvv": "12"}, ("card.cvv", "invalid_cvv", "Must be 3 digits, or 4 for American Express.")),
+    ({"card.cvv": "12a"}, ("card.cvv", "invalid_cvv", "Must be digits only.")),
     ({"card.cvv": "1234"}, ("card.cvv", "invalid_cvv", "Must be 3 digits.")),
     ({"card.number": "378282246310005", "card.cvv": "123"}, ("card.cvv", "invalid_cvv",
                                                              "Must be 4 digits for American Express.")),
@@ -618,7 +664,7 @@ def test_every_problem_is_reported_at_once(merchant):
         {"param": "payerIp", "code": "invalid_ip_address", "message": "Must be a valid IPv4 or IPv6 address."},
         {"param": "card.cvv", "code": "invalid_cvv", "message": "Must be 3 digits, or 4 for American Express."},
         {"param": "customer.document", "code": "invalid_document",
-         "message": "Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included."},
+         "message": "The CPF's check digits (its last two) are wrong."},
         {"param": "items.0.quantity", "code": "min_value",
          "message": "Ensure this value is greater than or equal to 1."},
     ]

@@ -108,7 +108,7 @@ def test_card_partial_then_the_rest(api):
         assert succeeded == envelope(succeeded, type="refund.succeeded", obj=got, previous_status="PENDING")
     listed = api.get(f"/payin/{card['id']}/refunds")
     assert listed.status_code == 200
-    assert listed.json() == {"data": [partial_refund, rest_refund]}
+    assert listed.json() == {"data": [rest_refund, partial_refund], "hasMore": False, "nextCursor": None}
     assert get(api, funding["id"])["status"] == "PAID"
     assert_ledger_balanced()
 
@@ -380,15 +380,35 @@ def test_a_failed_pix_refund_returns_the_money(api):
     assert_ledger_balanced()
 
 
-def test_the_refund_list_is_oldest_first_and_empty_without_refunds(api):
+def test_the_refund_list_is_a_page_newest_first_like_every_list(api):
     paid_pix(api, 20000, referenceId="funding")
     card = create(api, "CREDIT_CARD", amount=10000)
-    assert api.get(f"/payin/{card['id']}/refunds").json() == {"data": []}
+    assert api.get(f"/payin/{card['id']}/refunds").json() == {"data": [], "hasMore": False, "nextCursor": None}
 
-    ids = [refund(api, card["id"], {"amount": amount}).json()["id"] for amount in (100, 200, 300)]
+    made = [refund(api, card["id"], {"amount": amount}).json() for amount in (100, 200, 300, 400, 500)]
 
-    assert [r["id"] for r in api.get(f"/payin/{card['id']}/refunds").json()["data"]] == ids
-    assert [r["amount"] for r in api.get(f"/payin/{card['id']}/refunds").json()["data"]] == [100, 200, 300]
+    first = api.get(f"/payin/{card['id']}/refunds", {"limit": 2})
+    assert first.status_code == 200
+    assert first.json() == {"data": [made[4], made[3]], "hasMore": True, "nextCursor": first.json()["nextCursor"]}
+    second = api.get(f"/payin/{card['id']}/refunds", {"limit": 2, "cursor": first.json()["nextCursor"]})
+    assert second.json() == {"data": [made[2], made[1]], "hasMore": True, "nextCursor": second.json()["nextCursor"]}
+    last = api.get(f"/payin/{card['id']}/refunds", {"limit": 2, "cursor": second.json()["nextCursor"]})
+    assert last.json() == {"data": [made[0]], "hasMore": False, "nextCursor": None}
+    assert api.get(f"/payin/{card['id']}/refunds").json() == {
+        "data": made[::-1], "hasMore": False, "nextCursor": None}
+
+
+def test_the_refund_list_refuses_bad_parameters(api):
+    paid_pix(api, 20000, referenceId="funding")
+    card = create(api, "CREDIT_CARD", amount=10000)
+
+    error(api.get(f"/payin/{card['id']}/refunds", {"status": "SUCCEEDED"}), 400, type="invalid_request_error",
+          code="unknown_field", message="The request has unknown fields", param="status", details=[
+              {"param": "status", "code": "unknown_field", "message": "Unknown query parameter 'status'."}])
+    validation(api.get(f"/payin/{card['id']}/refunds", {"limit": 0}), [
+        {"param": "limit", "code": "invalid_limit", "message": "limit must be an integer from 1 to 100."}])
+    validation(api.get(f"/payin/{card['id']}/refunds", {"cursor": "not-ours"}), [
+        {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}])
 
 
 def test_a_pix_refund_is_committed_and_answered_when_the_broker_is_down(api, monkeypatch,

@@ -823,7 +823,7 @@ def test_the_list_and_reads_are_scoped_to_the_merchant_and_mode(api, live_api, o
      [{"param": "amout", "code": "unknown_field", "message": "Unknown field 'amout'."}]),
     (payout_body(pixKey="52998224726"), 400, "validation_error", "The request has invalid fields", "pixKey",
      [{"param": "pixKey", "code": "invalid_pix_key",
-       "message": "Must be a CPF of 11 digits without punctuation, such as 52998224725, for pixKeyType CPF."}]),
+       "message": "The CPF's check digits (its last two) are wrong."}]),
     (payout_body(beneficiaryDocument="11144477735"), 400, "beneficiary_mismatch",
      "The beneficiary document is not the document of the Pix key", "beneficiaryDocument",
      [{"param": "beneficiaryDocument", "code": "beneficiary_mismatch",
@@ -834,7 +834,7 @@ def test_the_list_and_reads_are_scoped_to_the_merchant_and_mode(api, live_api, o
             {"param": "pixKeyType", "code": "invalid_choice",
              "message": "Must be one of CPF, CNPJ, EMAIL, PHONE, EVP."},
             {"param": "referenceId", "code": "invalid_reference_id",
-             "message": "Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'."}]),
+             "message": "Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."}]),
 ])
 def test_a_bad_body_is_refused_whole_and_writes_nothing(api, merchant, body, status, code, message, param, details):
     fund(merchant, 10_000)

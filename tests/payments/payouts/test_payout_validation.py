@@ -8,17 +8,48 @@ from payments.payouts.validation import payout_request_validate
 MISSING = object()
 
 REQUIRED = ["amount", "pixKey", "pixKeyType", "referenceId"]
-KEY_MESSAGES = {
-    "CPF": "Must be a CPF of 11 digits without punctuation, such as 52998224725, for pixKeyType CPF.",
-    "CNPJ": "Must be a CNPJ of 14 digits or uppercase letters without punctuation, such as 11222333000181 or "
-            "12ABC34501DE35, for pixKeyType CNPJ.",
-    "EMAIL": "Must be an email address of at most 77 characters, for pixKeyType EMAIL.",
-    "PHONE": "Must be +55, the area code and the number, such as +5511987654321, for pixKeyType PHONE.",
-    "EVP": "Must be a random key: a UUID of 36 characters, such as 123e4567-e89b-42d3-a456-426614174000, "
-           "for pixKeyType EVP.",
+# Each message names exactly what is wrong (characters, length, check digits, one digit repeated), never the value.
+CPF_KEY = {
+    "characters": "Must be digits only, without punctuation or spaces, for pixKeyType CPF.",
+    "length": "Must be 11 digits, for pixKeyType CPF.",
+    "repeated": "Must not be one digit repeated: no CPF is.",
+    "check_digits": "The CPF's check digits (its last two) are wrong.",
 }
-DOCUMENT_MESSAGE = "Must be a valid CPF (11 digits) or CNPJ (14 characters), check digits included."
-REFERENCE_MESSAGE = "Must be 1 to 64 characters of letters, digits, '.', '_', ':' and '-'."
+CNPJ_KEY = {
+    "characters": "Must be digits and uppercase letters only, without punctuation or spaces, for pixKeyType CNPJ.",
+    "length": "Must be 14 characters, for pixKeyType CNPJ.",
+    "check_digit_characters": "The CNPJ's last two characters, its check digits, must be digits.",
+    "repeated": "Must not be one character repeated: no CNPJ is.",
+    "check_digits": "The CNPJ's check digits (its last two) are wrong.",
+}
+EMAIL_KEY = {
+    "length": "Must be at most 77 characters, for pixKeyType EMAIL.",
+    "characters": "Must be ASCII characters only, for pixKeyType EMAIL.",
+    "format": "Must be an email address (a name, @ and a domain with a dot), for pixKeyType EMAIL.",
+}
+PHONE_KEY = {
+    "characters": "Must be digits only after an optional +, without spaces, dashes or parentheses, for pixKeyType "
+                  "PHONE.",
+    "country_code": "Must start with +55, Brazil's country code, for pixKeyType PHONE.",
+    "format": "Must be +55, a two-digit area code without a 0, then 8 digits or 9 starting with 9, for pixKeyType "
+              "PHONE.",
+}
+EVP_KEY = {
+    "length": "Must be 36 characters, for pixKeyType EVP.",
+    "format": "Must be a UUID: hex digits in groups of 8-4-4-4-12 joined by '-', for pixKeyType EVP.",
+}
+DOCUMENT = {
+    "characters": "Must have only digits, letters (a CNPJ's) and the punctuation '.', '-', '/' or spaces.",
+    "length": "Must be a CPF of 11 digits or a CNPJ of 14 characters, punctuation aside.",
+    "cpf_characters": "A CPF (11 characters) has digits only.",
+    "cpf_repeated": "Must not be one digit repeated: no CPF is.",
+    "cpf_check_digits": "The CPF's check digits (its last two) are wrong.",
+    "cnpj_check_digit_characters": "The CNPJ's last two characters, its check digits, must be digits.",
+    "cnpj_repeated": "Must not be one character repeated: no CNPJ is.",
+    "cnpj_check_digits": "The CNPJ's check digits (its last two) are wrong.",
+}
+REFERENCE_LENGTH = "Must be at most 64 characters."
+REFERENCE_CHARACTERS = "Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."
 
 
 def payout_body(changes: dict | None = None) -> dict:
@@ -221,36 +252,43 @@ def test_amount_above_the_maximum_with_another_problem_is_a_validation_error(mer
 
 
 # --- pixKey and pixKeyType -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("key_type", "key"), [
-    ("CPF", "52998224726"),  # wrong check digit
-    ("CPF", "11111111111"),  # one digit repeated
-    ("CPF", "529.982.247-25"),  # punctuation
-    ("CPF", "5299822472"),  # 10 digits
-    ("CPF", "11222333000181"),  # a CNPJ
-    ("CNPJ", "11222333000182"),  # wrong check digit
-    ("CNPJ", "00000000000000"),  # one digit repeated
-    ("CNPJ", "12abc34501de35"),  # lowercase
-    ("CNPJ", "11.222.333/0001-81"),  # punctuation
-    ("CNPJ", "52998224725"),  # a CPF
-    ("EMAIL", "ana"),
-    ("EMAIL", "ana@example"),
-    ("EMAIL", " ana@example.com"),
-    ("EMAIL", "a" * 21 + "@" + "b" * 52 + ".com"),  # 78 characters
-    ("PHONE", "11987654321"),  # no country code
-    ("PHONE", "1133334444"),
-    ("PHONE", "+5411987654321"),  # another country
-    ("PHONE", "+5501987654321"),  # area code 0x
-    ("PHONE", "+55 11 98765-4321"),
-    ("PHONE", "+5511887654321"),  # 9 digits not starting with 9
-    ("EVP", "123e4567e89b42d3a456426614174000"),  # no hyphens
-    ("EVP", "{123e4567-e89b-42d3-a456-426614174000}"),  # braces
-    ("EVP", "52998224725"),
+@pytest.mark.parametrize(("key_type", "key", "message"), [
+    ("CPF", "52998224726", CPF_KEY["check_digits"]),
+    ("CPF", "11111111111", CPF_KEY["repeated"]),
+    ("CPF", "529.982.247-25", CPF_KEY["characters"]),
+    ("CPF", "5299822472a", CPF_KEY["characters"]),
+    ("CPF", "5299822472", CPF_KEY["length"]),
+    ("CPF", "11222333000181", CPF_KEY["length"]),  # a CNPJ
+    ("CNPJ", "11222333000182", CNPJ_KEY["check_digits"]),
+    ("CNPJ", "12ABC34501DE36", CNPJ_KEY["check_digits"]),
+    ("CNPJ", "00000000000000", CNPJ_KEY["repeated"]),
+    ("CNPJ", "12ABC34501DEAB", CNPJ_KEY["check_digit_characters"]),
+    ("CNPJ", "12abc34501de35", CNPJ_KEY["characters"]),  # lowercase
+    ("CNPJ", "11.222.333/0001-81", CNPJ_KEY["characters"]),
+    ("CNPJ", "52998224725", CNPJ_KEY["length"]),  # a CPF
+    ("EMAIL", "ana", EMAIL_KEY["format"]),
+    ("EMAIL", "ana@example", EMAIL_KEY["format"]),
+    ("EMAIL", " ana@example.com", EMAIL_KEY["format"]),
+    ("EMAIL", "joão@example.com", EMAIL_KEY["characters"]),
+    ("EMAIL", "a" * 21 + "@" + "b" * 52 + ".com", EMAIL_KEY["length"]),  # 78 characters
+    ("PHONE", "11987654321", PHONE_KEY["country_code"]),
+    ("PHONE", "1133334444", PHONE_KEY["country_code"]),
+    ("PHONE", "+5411987654321", PHONE_KEY["country_code"]),
+    ("PHONE", "+5501987654321", PHONE_KEY["format"]),  # area code 0x
+    ("PHONE", "+55 11 98765-4321", PHONE_KEY["characters"]),
+    ("PHONE", "+5511887654321", PHONE_KEY["format"]),  # 9 digits not starting with 9
+    ("EVP", "123e4567e89b42d3a456426614174000", EVP_KEY["length"]),  # no hyphens
+    ("EVP", "{123e4567-e89b-42d3-a456-426614174000}", EVP_KEY["length"]),  # braces
+    ("EVP", "123e4567-e89b-42d3-a456-42661417400g", EVP_KEY["format"]),
+    ("EVP", "52998224725", EVP_KEY["length"]),
 ])
-def test_key_that_does_not_fit_its_type(merchant, key_type, key):
+def test_key_that_does_not_fit_its_type(merchant, key_type, key, message):
     error = error_of(payout_body({"pixKeyType": key_type, "pixKey": key}), merchant)
 
-    assert (error["code"], error["param"]) == ("validation_error", "pixKey")
-    assert error["details"] == [detail("pixKey", "invalid_pix_key", KEY_MESSAGES[key_type])]  # never the key
+    assert error == {"type": "invalid_request_error", "code": "validation_error",
+                     "message": "The request has invalid fields", "param": "pixKey",
+                     "details": [detail("pixKey", "invalid_pix_key", message)], "requestId": error["requestId"]}
+    assert key not in message
 
 
 @pytest.mark.parametrize(("key_type", "key"), [
@@ -275,9 +313,9 @@ def test_key_is_not_checked_without_a_valid_type(merchant, key_type):
 
 # --- referenceId, beneficiaryName, description, metadata -------------------------------------------------------------
 @pytest.mark.parametrize(("value", "code", "message"), [
-    ("a" * 65, "invalid_reference_id", REFERENCE_MESSAGE),
-    ("payout 1", "invalid_reference_id", REFERENCE_MESSAGE),
-    ("saque-ção", "invalid_reference_id", REFERENCE_MESSAGE),
+    ("a" * 65, "invalid_reference_id", REFERENCE_LENGTH),
+    ("payout 1", "invalid_reference_id", REFERENCE_CHARACTERS),
+    ("saque-ção", "invalid_reference_id", REFERENCE_CHARACTERS),
     ("", "blank", "This field may not be blank."),
 ])
 def test_bad_reference_id(merchant, value, code, message):
@@ -364,11 +402,27 @@ def test_beneficiary_document_normalized(merchant, key_type, key, document, norm
     assert validate(body, merchant)["beneficiary_document"] == normalized
 
 
-@pytest.mark.parametrize("document", ["52998224726", "11111111111", "5299822472", "11222333000182", "ana"])
-def test_bad_beneficiary_document(merchant, document):
+@pytest.mark.parametrize(("document", "message"), [
+    ("52998224726", DOCUMENT["cpf_check_digits"]),
+    ("529.982.247-26", DOCUMENT["cpf_check_digits"]),
+    ("11111111111", DOCUMENT["cpf_repeated"]),
+    ("5299822472A", DOCUMENT["cpf_characters"]),
+    ("5299822472", DOCUMENT["length"]),
+    ("11222333000182", DOCUMENT["cnpj_check_digits"]),
+    ("12ABC34501DEAB", DOCUMENT["cnpj_check_digit_characters"]),
+    ("00000000000000", DOCUMENT["cnpj_repeated"]),
+    ("ana", DOCUMENT["length"]),
+    ("529_982_247_25", DOCUMENT["characters"]),
+])
+def test_bad_beneficiary_document(merchant, document, message):
     body = payout_body({"pixKeyType": "EMAIL", "pixKey": "ana@example.com", "beneficiaryDocument": document})
 
-    assert details_of(body, merchant) == [detail("beneficiaryDocument", "invalid_document", DOCUMENT_MESSAGE)]
+    error = error_of(body, merchant)
+
+    assert error == {"type": "invalid_request_error", "code": "validation_error",
+                     "message": "The request has invalid fields", "param": "beneficiaryDocument",
+                     "details": [detail("beneficiaryDocument", "invalid_document", message)],
+                     "requestId": error["requestId"]}
 
 
 @pytest.mark.parametrize(("key_type", "key", "document"), [
@@ -390,7 +444,7 @@ def test_beneficiary_document_must_be_the_keys(merchant, key_type, key, document
 def test_mismatch_is_not_reported_for_an_invalid_key(merchant):
     body = payout_body({"pixKey": "52998224726", "beneficiaryDocument": "11144477735"})
 
-    assert details_of(body, merchant) == [detail("pixKey", "invalid_pix_key", KEY_MESSAGES["CPF"])]
+    assert details_of(body, merchant) == [detail("pixKey", "invalid_pix_key", CPF_KEY["check_digits"])]
 
 
 def test_mismatch_is_reported_with_the_other_problems(merchant):
@@ -417,10 +471,10 @@ def test_every_problem_is_reported_at_once(merchant):
     assert (error["code"], error["param"]) == ("validation_error", None)
     assert error["details"] == [
         detail("amount", "invalid", "Must be a JSON integer."),
-        detail("pixKey", "invalid_pix_key", KEY_MESSAGES["PHONE"]),
-        detail("referenceId", "invalid_reference_id", REFERENCE_MESSAGE),
+        detail("pixKey", "invalid_pix_key", PHONE_KEY["country_code"]),
+        detail("referenceId", "invalid_reference_id", REFERENCE_CHARACTERS),
         detail("beneficiaryName", "max_length", "Ensure this field has no more than 120 characters."),
-        detail("beneficiaryDocument", "invalid_document", DOCUMENT_MESSAGE),
+        detail("beneficiaryDocument", "invalid_document", DOCUMENT["cpf_check_digits"]),
         detail("webhookUrl", "invalid_webhook_url", "The webhook URL is not accepted: its address is not public"),
         detail("description", "max_length", "Ensure this field has no more than 140 characters."),
         detail("metadata", "invalid_metadata", "Must be a JSON object."),
