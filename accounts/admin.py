@@ -1,4 +1,5 @@
-"""Staff tools: the KYC review queue with approve / reject (reason required), suspension, the audit trail."""
+"""Staff tools: the KYC review queue with approve / reject (reason required), withdrawing an approval (reason
+required), suspension, the audit trail."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from accounts import services
-from accounts.forms import RejectForm
+from accounts.forms import RejectForm, RevokeForm
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
 from accounts.services import MERCHANT_SETTINGS
 from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
@@ -114,7 +115,7 @@ class MerchantAdmin(admin.ModelAdmin):
             "charge_max_amount", "payout_max_amount", "payout_daily_max", "card_settlement_days"]}),
     ]
     inlines = [KycSubmissionInline, AccountEventInline]
-    actions = ["approve_kyc", "reject_kyc", "suspend", "reactivate"]
+    actions = ["approve_kyc", "reject_kyc", "revoke_kyc", "suspend", "reactivate"]
     ordering = ["-created_at"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -172,6 +173,21 @@ class MerchantAdmin(admin.ModelAdmin):
         return render(request, "admin/accounts/merchant/reject.html", {
             **self.admin_site.each_context(request), "title": "Reject KYC", "form": form, "merchants": queryset,
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "opts": self.model._meta,
+        })
+
+    @admin.action(description="Withdraw the KYC approval of the selected merchants (asks for a reason)")
+    def revoke_kyc(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        form = RevokeForm(request.POST if "reason" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            reason, review_again = form.cleaned_data["reason"], form.cleaned_data["outcome"] == "review"
+            apply_to_each(request, queryset,
+                          lambda m: services.kyc_revoke(merchant=m, actor=request.user, reason=reason,
+                                                        review_again=review_again),
+                          done="KYC approval withdrawn")
+            return None
+        return render(request, "admin/accounts/merchant/revoke.html", {
+            **self.admin_site.each_context(request), "title": "Withdraw KYC approval", "form": form,
+            "merchants": queryset, "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "opts": self.model._meta,
         })
 
     @admin.action(description="Suspend the selected merchants")

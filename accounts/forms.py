@@ -128,3 +128,8 @@ class KycForm(forms.Form):
 
 class RejectForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="Shown to the merchant.")
+
+
+class RevokeForm(RejectForm):
+    outcome = forms.ChoiceField(choices=[("reject", "Reject"), ("review", "Review again (back to submitted)")],
+                                widget=forms.RadioSelect, initial="reject")

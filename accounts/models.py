@@ -133,6 +133,7 @@ class AccountEvent(models.Model):
         KYC_SUBMITTED = "kyc_submitted", "KYC submitted"
         KYC_APPROVED = "kyc_approved", "KYC approved"
         KYC_REJECTED = "kyc_rejected", "KYC rejected"
+        KYC_REVOKED = "kyc_revoked", "KYC approval withdrawn"
         SUSPENDED = "suspended", "Suspended"
         REACTIVATED = "reactivated", "Reactivated"
         SETTINGS_CHANGED = "settings_changed", "Settings changed"

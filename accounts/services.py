@@ -55,12 +55,14 @@ def merchant_signup(*, email: str, password: str, name: str) -> Merchant:
 
 
 def _kyc_transition(*, merchant: Merchant, to: KycStatus, actor: User | None, action: str, reason: str = "",
-                    sources: set[KycStatus] | None = None) -> None:
-    """The only writer of kyc_status: one conditional update, so two staff members deciding at once cannot both win."""
+                    sources: set[KycStatus] | None = None, shown: bool = False) -> None:
+    """The only writer of kyc_status: one conditional update, so two staff members deciding at once cannot both win.
+    The reason is shown to the merchant (kyc_rejection_reason) after a rejection, or when `shown`."""
     sources = sources if sources is not None else Merchant.KYC_TRANSITIONS[to]
     current = Merchant.objects.filter(pk=merchant.pk).values_list("kyc_status", flat=True).first()
+    shown_reason = reason if shown or to == KycStatus.REJECTED else ""
     updated = Merchant.objects.filter(pk=merchant.pk, kyc_status__in=sources, kyc_status=current).update(
-        kyc_status=to, kyc_rejection_reason=reason if to == KycStatus.REJECTED else "")
+        kyc_status=to, kyc_rejection_reason=shown_reason)
     if not updated:
         raise InvalidState(f"KYC cannot move from {current} to {to}")
     AccountEvent.objects.create(merchant=merchant, actor=actor, action=action, from_status=current, to_status=to,
@@ -68,7 +70,7 @@ def _kyc_transition(*, merchant: Merchant, to: KycStatus, actor: User | None, ac
     # Caches of the merchant (the API's key cache) drop it: live keys follow the KYC status from the next request on.
     merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)
     merchant.kyc_status = to
-    merchant.kyc_rejection_reason = reason if to == KycStatus.REJECTED else ""
+    merchant.kyc_rejection_reason = shown_reason
 
 
 def kyc_submit(*, merchant: Merchant, data: KycData, actor: User) -> KycSubmission:
@@ -98,6 +100,18 @@ def kyc_reject(*, merchant: Merchant, actor: User, reason: str) -> None:
     with transaction.atomic():
         _kyc_transition(merchant=merchant, to=KycStatus.REJECTED, actor=actor, action=AccountEvent.Action.KYC_REJECTED,
                         reason=reason)
+
+
+def kyc_revoke(*, merchant: Merchant, actor: User, reason: str, review_again: bool = False) -> None:
+    """Staff take back an approval: REJECTED, or SUBMITTED to be reviewed again (the submission stays). Either way
+    the merchant's live keys are refused from the next request on and the KYC page shows the reason."""
+    reason = reason.strip()
+    if not reason:
+        raise RejectionReasonRequired(param="reason")
+    with transaction.atomic():
+        _kyc_transition(merchant=merchant, to=KycStatus.SUBMITTED if review_again else KycStatus.REJECTED,
+                        actor=actor, action=AccountEvent.Action.KYC_REVOKED, reason=reason,
+                        sources={KycStatus.APPROVED}, shown=True)
 
 
 def merchant_suspend(*, merchant: Merchant, actor: User | None, reason: str = "") -> None:

@@ -2,14 +2,19 @@
 packet, and the few generic operations the apps build on (a key set once, keys deleted, a random token ensured).
 
 On the local-memory cache of the laptop default (`redis_client()` is None) the generic operations use Django's cache
-calls instead, which serve the same purpose within the one process that runs there.
+calls instead, which serve the same purpose within the one process that runs there. A flag that another process must
+see (`flag_set`, `flag_clear`: the web process sets it, the worker clears it) is a file under LOCAL_DIR there instead,
+beside the file broker that those processes already share.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
+from pathlib import Path
 
+from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -98,3 +103,43 @@ def token_ensure(key: str) -> None:
     """Give a key (a key pair's version, an object's freshness) a random token if it has none (another process may
     set one first: either will do)."""
     set_if_absent(key, os.urandom(16).hex(), seconds=TOKEN_TTL)
+
+
+def _flag_path(key: str) -> Path:
+    folder = Path(settings.LOCAL_DIR) / "flags"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / key.replace(":", "-").replace("/", "-")
+
+
+def flag_set(key: str, *, seconds: int) -> bool:
+    """Set a flag that every process of this installation sees, unless it is set: True for the one caller that set
+    it. Redis when configured; else a file created exclusively (atomic across processes), expired by its age."""
+    if redis_client() is not None:
+        return set_if_absent(key, "1", seconds=seconds)
+    path = _flag_path(key)
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - path.stat().st_mtime < seconds:
+                    return False
+                path.unlink(missing_ok=True)  # expired: take it (two takers at once only cost a duplicate)
+            except FileNotFoundError:
+                pass  # cleared meanwhile: try again
+    return False
+
+
+def flag_clear(key: str) -> None:
+    if redis_client() is not None:
+        keys_delete([key])
+    else:
+        _flag_path(key).unlink(missing_ok=True)
+
+
+def flags_clear() -> None:
+    """Every flag of `flag_set` (the tests start from none)."""
+    if redis_client() is None:
+        for path in (Path(settings.LOCAL_DIR) / "flags").glob("*"):
+            path.unlink(missing_ok=True)

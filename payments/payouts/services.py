@@ -157,11 +157,11 @@ def _dispatch_soon() -> None:
     clear is in its list, and one committed after it sets the flag again. If the message is lost, the payouts wait
     for the flag to expire (a minute) or for the reconciliation job, which starts PENDING payouts older than 15 s."""
     try:
-        if shared_cache.set_if_absent(DISPATCH_FLAG, "1", seconds=DISPATCH_FLAG_SECONDS):
+        if shared_cache.flag_set(DISPATCH_FLAG, seconds=DISPATCH_FLAG_SECONDS):
             try:
                 task_enqueue("payments.payouts.tasks.payouts_dispatch")
             except Exception:
-                shared_cache.keys_delete([DISPATCH_FLAG])  # the next payout tries again
+                shared_cache.flag_clear(DISPATCH_FLAG)  # the next payout tries again
                 raise
     except Exception:  # the broker or Redis is down: the reconciliation job picks up PENDING payouts
         logger.warning("payments.payout_dispatch_failed")
@@ -171,7 +171,7 @@ def payouts_dispatch() -> int:
     """The worker's side: a `payout_process` task for each PENDING payout, oldest first. One whose task is already
     queued may get a second one (at most the payouts the worker's threads hold meanwhile); the second finds it no
     longer PENDING and does nothing."""
-    shared_cache.keys_delete([DISPATCH_FLAG])
+    shared_cache.flag_clear(DISPATCH_FLAG)
     ids = list(Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
                .values_list("pk", flat=True)[:DISPATCH_BATCH])
     for payout_id in ids:
