@@ -54,10 +54,12 @@ def itf_modules(digits: str) -> list[Module]:
     return [(index % 2 == 0, _WIDTH[width]) for index, width in enumerate(widths)]
 
 
-def itf_svg(digits: str, *, narrow: int = 1, height: int = 50, quiet_zone: int = QUIET_ZONE) -> str:
+def itf_svg(digits: str, *, narrow: int = 1, height: int = 50, quiet_zone: int = QUIET_ZONE,
+            label: str = "Barcode") -> str:
     """A standalone `<svg>` of the barcode, to inline in HTML: a white background (quiet zones included) and one
     black rect per bar. Coordinates are in user units (`narrow` per narrow element); CSS may scale the element, e.g.
-    to 103 mm × 13 mm on paper, since the viewBox keeps the proportions of the bars."""
+    to 103 mm × 13 mm on paper, since the viewBox keeps the proportions of the bars. `label` (read out before the
+    digits by screen readers) is in the page's language."""
     if narrow < 1 or height < 1 or quiet_zone < 0:
         raise ValueError("narrow and height must be positive, quiet_zone not negative")
     modules = itf_modules(digits)
@@ -68,7 +70,7 @@ def itf_svg(digits: str, *, narrow: int = 1, height: int = 50, quiet_zone: int =
         if is_bar:
             rects.append(f'<rect x="{x}" y="0" width="{units * narrow}" height="{height}"/>')
         x += units * narrow
-    label = quoteattr(f"Barcode {digits}")
+    label = quoteattr(f"{label} {digits}")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="itf" viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" preserveAspectRatio="none" shape-rendering="crispEdges" role="img" aria-label={label}>'

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import io
 import logging
+import unicodedata
 from collections.abc import Callable
 from datetime import datetime
 from functools import wraps
@@ -22,8 +23,9 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotFound, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
 from accounts.selectors import merchant_display_name
@@ -56,22 +58,32 @@ QR_CACHE_SECONDS = 7 * 24 * 3600
 POLL_MS = {PaymentMethod.PIX: 3000, PaymentMethod.BOLETO: 30000, PaymentMethod.CREDIT_CARD: 5000}
 
 
-# What the payer reads for each status: (label, note). The page shows them and hands them to pay.js, so the live
-# refresh and a reload always say the same thing.
+# The payer's pages speak pt-BR (payers are Brazilian), whatever the browser says: many Brazilian phones are set to
+# English. Only an explicit choice made with the dashboard's language switch (its cookie) changes that.
+PAYER_LANGUAGE = "pt-br"
+
+
+# What the payer reads for each status: (label, note), in the page's language. The page shows them and hands them to
+# pay.js, so the live refresh and a reload always say the same thing.
 STATUS_TEXT: dict[str, tuple[str, str]] = {
-    PayinStatus.PENDING: ("Waiting for payment", ""),
-    PayinStatus.PAID: ("Paid", "Payment received. You can close this page."),
-    PayinStatus.EXPIRED: ("Expired", "This charge expired before it was paid. Ask the seller for a new one."),
-    PayinStatus.CANCELED: ("Canceled", "The seller canceled this charge. Do not pay it."),
-    PayinStatus.FAILED: ("Failed", "The payment was not approved."),
-    PayinStatus.REFUNDED: ("Refunded", "This payment was refunded."),
-    PayinStatus.PARTIALLY_REFUNDED: ("Partially refunded", "Part of this payment was refunded."),
-    PayinStatus.CHARGEBACK: ("Charged back", "This payment was disputed and returned to the payer."),
+    PayinStatus.PENDING: (_("Waiting for payment"), ""),
+    PayinStatus.PAID: (_("Paid"), _("Payment received. You can close this page.")),
+    PayinStatus.EXPIRED: (_("Expired"), _("This charge expired before it was paid. Ask the seller for a new one.")),
+    PayinStatus.CANCELED: (_("Canceled"), _("The seller canceled this charge. Do not pay it.")),
+    PayinStatus.FAILED: (_("Failed"), _("The payment was not approved.")),
+    PayinStatus.REFUNDED: (_("Refunded"), _("This payment was refunded.")),
+    PayinStatus.PARTIALLY_REFUNDED: (_("Partially refunded"), _("Part of this payment was refunded.")),
+    PayinStatus.CHARGEBACK: (_("Charged back"), _("This payment was disputed and returned to the payer.")),
 }
 
 
 # A card charge is PENDING only while the rail has not answered (SPEC §3.3): nothing for the payer to do but wait.
-CARD_PENDING_TEXT = ("Processing", "Your card payment is being confirmed. This page updates by itself.")
+CARD_PENDING_TEXT = (_("Processing"), _("Your card payment is being confirmed. This page updates by itself."))
+
+
+# The instruction every boleto of ours carries, in the bank's words (Portuguese in any language, like the rest of the
+# "ficha de compensação"). Printed once, even when the merchant's own instructions say it too.
+BOLETO_FIXED_INSTRUCTION = "Não receber após o vencimento."
 
 
 CARD_BRANDS = {
@@ -88,7 +100,10 @@ def _public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @require_safe
     @wraps(view)
     def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        response = view(request, *args, **kwargs)
+        language = _payer_language(request)
+        with translation.override(language):
+            response = view(request, *args, **kwargs)
+        response["Content-Language"] = language
         response["X-Robots-Tag"] = "noindex"
         response["Referrer-Policy"] = "no-referrer"
         if "Cache-Control" not in response:
@@ -96,6 +111,11 @@ def _public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         return response
 
     return wrapped
+
+
+def _payer_language(request: HttpRequest) -> str:
+    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME, "")
+    return chosen if chosen in dict(settings.LANGUAGES) else PAYER_LANGUAGE
 
 
 def _content_security_policy() -> str:
@@ -169,7 +189,29 @@ def _boleto_fields(payin: Payin) -> dict:
         "due_date": payin.boleto_due_date,
         # As the bank reads it from the barcode: the 17-digit sequence and its check digit.
         "nosso_numero": f"{free[number_start:-1]}-{free[-1]}",
+        "instructions": _boleto_instructions(payin),
     }
+
+
+def _boleto_instructions(payin: Payin) -> list[str]:
+    """The lines of the boleto's "Instruções" cell: the merchant's, what it refers to, and ours; a line that says what
+    an earlier one said (ignoring case, accents, spacing and final punctuation) is not printed again."""
+    lines = [line.strip() for line in (payin.boleto_instructions or "").splitlines()]
+    if payin.description:
+        lines.append(f"Referente a: {payin.description}")
+    lines.append(BOLETO_FIXED_INSTRUCTION)
+    shown: dict[str, str] = {}
+    for line in lines:
+        key = _instruction_key(line)
+        if key and key not in shown:
+            shown[key] = line
+    return list(shown.values())
+
+
+def _instruction_key(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return " ".join(plain.casefold().split()).rstrip(".!;:, ")
 
 
 # --- Views ----------------------------------------------------------------------------------------------------------
@@ -193,13 +235,14 @@ def pay_page(request: HttpRequest, token: str) -> HttpResponse:
         "status": shown_status,
         "status_label": texts[shown_status][0],
         "status_note": texts[shown_status][1],
-        "status_texts": {status: {"label": label, "note": note} for status, (label, note) in texts.items()},
+        "status_texts": {status: {"label": str(label), "note": str(note)} for status, (label, note) in texts.items()},
         "paid_at": payin.paid_at,
         "payable": payable,
         "polling": payin.status == PayinStatus.PENDING,
         "poll_ms": POLL_MS.get(payin.payment_method, 5000),
         "status_url": reverse("pay:status", args=[token]),
-        "failure_message": payin.failure_message if payin.status == PayinStatus.FAILED else "",
+        # Our own messages (payins.transitions.FAILURE_MESSAGES) are in the catalog; a rail's own text shows as sent.
+        "failure_message": translation.gettext(payin.failure_message) if payin.status == PayinStatus.FAILED else "",
     }
     if payin.payment_method == PaymentMethod.PIX:
         context.update(
@@ -251,12 +294,12 @@ def boleto_page(request: HttpRequest, token: str) -> HttpResponse:
         "merchant_name": merchant_display_name(payin.merchant),
         "amount": payin.amount,
         "description": payin.description,
-        "instructions": payin.boleto_instructions,
         "payer": _boleto_payer(payin.customer or {}),
         "issued_at": payin.created_at,
         "pay_page_url": reverse("pay:page", args=[token]),
         # Digits only, from our own database and re-checked above: nothing in the SVG needs escaping.
-        "barcode_svg": mark_safe(itf_svg(fields["barcode"], height=50)) if payable else "",  # noqa: S308
+        "barcode_svg": (mark_safe(itf_svg(fields["barcode"], height=50, label=translation.gettext("Barcode")))  # noqa: S308
+                        if payable else ""),
     }
     return _render_page(request, "payments/boleto.html", context)
 

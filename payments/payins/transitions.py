@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import Merchant
 from config import readcache
@@ -45,12 +46,13 @@ TRANSITIONS = {
 }
 
 
+# Stored and sent by the API in English (its contract); marked for the catalog so the payer's page can translate them.
 FAILURE_MESSAGES = {
-    "card_declined": "The card was declined.",
-    "insufficient_funds": "The card has insufficient funds.",
-    "expired_card": "The card has expired.",
-    "incorrect_cvc": "The card's security code is incorrect.",
-    "processing_error": "An error occurred while processing the card.",
+    "card_declined": gettext_noop("The card was declined."),
+    "insufficient_funds": gettext_noop("The card has insufficient funds."),
+    "expired_card": gettext_noop("The card has expired."),
+    "incorrect_cvc": gettext_noop("The card's security code is incorrect."),
+    "processing_error": gettext_noop("An error occurred while processing the card."),
 }
 
 

@@ -24,11 +24,12 @@
     button.addEventListener("click", function () {
       var text = field.getAttribute("data-copy-value") || field.value;
       copyText(text, field).then(function () {
-        button.textContent = "Copied!";
+        // The words come from the page, in its language.
+        button.textContent = button.getAttribute("data-copied") || label;
       }, function () {
         field.focus();
         field.select();
-        button.textContent = "Select and copy manually";
+        button.textContent = button.getAttribute("data-copy-failed") || label;
       });
       setTimeout(function () { button.textContent = label; }, 2500);
     });
@@ -75,8 +76,8 @@
       var days = Math.floor(left / 86400), hours = Math.floor(left % 86400 / 3600);
       var clock = pad(Math.floor(left % 3600 / 60)) + ":" + pad(left % 60);
       if (days || hours) clock = hours + ":" + clock;
-      if (days) clock = days + (days === 1 ? " day " : " days ") + clock;
-      countdown.textContent = "Time left: " + clock;
+      if (days) clock = days + " " + countdown.getAttribute(days === 1 ? "data-day" : "data-days") + " " + clock;
+      countdown.textContent = countdown.getAttribute("data-time-left") + " " + clock;
       if (left === 0) {
         // The server moves the charge to EXPIRED shortly; the payer must not start a payment meanwhile. Polling goes
         // on: a Pix sent just before the deadline still shows up as PAID.

@@ -102,11 +102,11 @@ def test_pix_page_shows_what_the_payer_needs(client, merchant):
     assert "Pedido 42: camiseta" in html
     assert f'readonly rows="4" spellcheck="false" autocomplete="off">{escape(payin.pix_payload)}</textarea>' in html
     assert f'src="{escape(links.qrcode_image_url(payin))}"' in html
-    assert 'alt="Pix QR code for R$ 1.234,56' in html
-    assert 'data-copy="pix-code"' in html and "Copy code" in html
+    assert 'alt="QR Code Pix de R$ 1.234,56' in html
+    assert 'data-copy="pix-code"' in html and "Copiar código" in html
     assert 'data-expires-at="2099-01-02T03:04:05.678Z"' in html
-    assert "Expires at 00:04 on 02/01/2099 (Brasília time)." in html
-    assert "Waiting for payment" in html
+    assert "Expira às 00:04 de 02/01/2099 (horário de Brasília)." in html
+    assert "Aguardando pagamento" in html
     assert f'data-status-url="/pay/{payin.public_token}/status"' in html
     assert 'data-poll-ms="3000"' in html
 
@@ -167,8 +167,8 @@ def test_paid_pix_shows_paid_and_no_qr(client, merchant):
 
     html = html_of(client.get(f"/pay/{payin.public_token}"))
 
-    assert '<span data-status-label>Paid</span>' in html
-    assert "Paid on 02/01/2099 00:04 (Brasília time)." in html
+    assert '<span data-status-label>Pago</span>' in html
+    assert "Pago em 02/01/2099 00:04 (horário de Brasília)." in html
     assert "status-paid" in html
     assert "qrcode.png" not in html
     assert payin.pix_payload not in html
@@ -180,19 +180,19 @@ def test_pending_pix_past_its_expiry_is_shown_expired(client, merchant):
 
     html = html_of(client.get(f"/pay/{payin.public_token}"))
 
-    assert '<span data-status-label>Expired</span>' in html
+    assert '<span data-status-label>Expirado</span>' in html
     assert "qrcode.png" not in html
     assert "data-status-url" in html  # a Pix sent just in time may still be confirmed
 
 
 @pytest.mark.parametrize(("status", "words"), [
-    (PayinStatus.PAID, "Paid"),
-    (PayinStatus.EXPIRED, "Expired"),
-    (PayinStatus.CANCELED, "Canceled"),
-    (PayinStatus.FAILED, "Failed"),
-    (PayinStatus.REFUNDED, "Refunded"),
-    (PayinStatus.PARTIALLY_REFUNDED, "Partially refunded"),
-    (PayinStatus.CHARGEBACK, "Charged back"),
+    (PayinStatus.PAID, "Pago"),
+    (PayinStatus.EXPIRED, "Expirado"),
+    (PayinStatus.CANCELED, "Cancelado"),
+    (PayinStatus.FAILED, "Falhou"),
+    (PayinStatus.REFUNDED, "Estornado"),
+    (PayinStatus.PARTIALLY_REFUNDED, "Estornado parcialmente"),
+    (PayinStatus.CHARGEBACK, "Contestado"),
 ])
 def test_finished_charge_shows_its_final_status_in_words(client, merchant, status, words):
     payin = make_payin(merchant, PaymentMethod.PIX, status=status)
@@ -209,7 +209,7 @@ def test_status_texts_are_handed_to_the_script(client, merchant):
     html = html_of(client.get(f"/pay/{payin.public_token}"))
 
     assert '<script id="status-texts" type="application/json">' in html
-    assert '"PARTIALLY_REFUNDED": {"label": "Partially refunded"' in html
+    assert '"PARTIALLY_REFUNDED": {"label": "Estornado parcialmente"' in html
 
 
 # --- Hosted payment page: BOLETO and CREDIT_CARD ---------------------------------------------------------------------
@@ -222,7 +222,7 @@ def test_boleto_payment_page_summarises_and_links_the_printable_boleto(client, m
     assert f'data-copy-value="{payin.boleto_digitable_line}"' in html
     assert f'href="/pay/{payin.public_token}/boleto"' in html
     assert "02/01/2099" in html
-    assert "Waiting for payment" in html
+    assert "Aguardando pagamento" in html
     assert 'data-poll-ms="30000"' in html
 
 
@@ -233,8 +233,8 @@ def test_card_page_shows_brand_and_last4(client, merchant):
 
     assert "R$ 1.234,56" in html
     assert "Mastercard" in html and "4444" in html and "••••" in html
-    assert "<dt>Installments</dt><dd>3</dd>" in html
-    assert "<span data-status-label>Paid</span>" in html
+    assert "<dt>Parcelas</dt><dd>3</dd>" in html
+    assert "<span data-status-label>Pago</span>" in html
     assert "555555" not in html
 
 
@@ -243,7 +243,7 @@ def test_pending_card_says_processing(client, merchant):
 
     html = html_of(client.get(f"/pay/{payin.public_token}"))
 
-    assert "<span data-status-label>Processing</span>" in html
+    assert "<span data-status-label>Processando</span>" in html
     assert "data-status-url" in html
 
 
@@ -326,7 +326,7 @@ def test_boleto_page_is_a_complete_boleto_with_a_barcode_that_decodes(client, me
     assert "R$ 1.234,56" in html
     assert "00000000000004242-" in html  # nosso número and its check digit
     assert "Não aceitar pagamento em cheque." in html
-    assert "data-print" in html and "Print" in html
+    assert "data-print" in html and "Imprimir" in html
     assert "maria.secret@example.com" not in html
     svg = svg_in(html)
     assert 'role="img"' in svg
@@ -357,7 +357,7 @@ def test_boleto_that_can_no_longer_be_paid_withholds_line_and_barcode(client, me
 
     html = html_of(client.get(f"/pay/{payin.public_token}/boleto"))
 
-    assert "can no longer be paid" in html
+    assert "não pode mais ser pago" in html
     assert "<svg" not in html
     assert boleto.format_digitable_line(payin.boleto_digitable_line) not in html
 
