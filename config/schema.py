@@ -182,6 +182,24 @@ class AutoSchema(SpectacularAutoSchema):
         return parameters
 
     def _map_serializer_field(self, field: serializers.Field, direction: str, bypass_extensions: bool = False) -> dict:
+        schema = self._own_schema(field, direction)
+        if schema is not None:
+            # DRF's mapping adds the field's help_text; a schema of the field's own must carry it too.
+            return {**schema, "description": field.help_text} if field.help_text else schema
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.ListSerializer):  # `items = Item(many=True, min_length=1, max_length=100)`
+            if field.min_length is not None:
+                schema = {**schema, "minItems": field.min_length}
+            if field.max_length is not None:
+                schema = {**schema, "maxItems": field.max_length}
+        if (direction == "request" and isinstance(field, serializers.CharField) and schema.get("type") == "string"
+                and not {"pattern", "format", "enum"} & set(schema)):
+            blank_refused = field.trim_whitespace and not field.allow_blank
+            schema = {**schema, "pattern": NON_BLANK_PATTERN if blank_refused else NO_NUL_PATTERN}
+        return schema
+
+    def _own_schema(self, field: serializers.Field, direction: str) -> dict | None:
+        """The schema a documentation field or a request field's class gives itself, None for DRF's mapping."""
         if isinstance(field, Const):
             component = ResolvedComponent(name=field.component, type=ResolvedComponent.SCHEMA, object=field.component,
                                           schema={"type": _json_type(field.value), "enum": [field.value]})
@@ -194,17 +212,7 @@ class AutoSchema(SpectacularAutoSchema):
         openapi_schema = getattr(field, "openapi_schema", None)
         if openapi_schema is not None:  # a request field whose class says what JSON Schema can say of its rule
             return openapi_schema()
-        schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        if isinstance(field, serializers.ListSerializer):  # `items = Item(many=True, min_length=1, max_length=100)`
-            if field.min_length is not None:
-                schema = {**schema, "minItems": field.min_length}
-            if field.max_length is not None:
-                schema = {**schema, "maxItems": field.max_length}
-        if (direction == "request" and isinstance(field, serializers.CharField) and schema.get("type") == "string"
-                and not {"pattern", "format", "enum"} & set(schema)):
-            blank_refused = field.trim_whitespace and not field.allow_blank
-            schema = {**schema, "pattern": NON_BLANK_PATTERN if blank_refused else NO_NUL_PATTERN}
-        return schema
+        return None
 
     def _map_basic_serializer(self, serializer: serializers.Serializer, direction: str) -> dict:
         schema = super()._map_basic_serializer(serializer, direction)
