@@ -7,9 +7,11 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the Celery tasks in every process (services queue them by name: config.celery.task_enqueue), and
-        # this app's section of the Integrations page (config.pages).
-        from config import pages
+        # this app's section of the Integrations page (config.pages), and the webhook queue's scrape-time collector.
+        from config import metrics, pages
+        from webhooks import metrics as webhooks_metrics
         from webhooks import tasks, views  # noqa: F401
 
         pages.section_register(views.INTEGRATIONS_PAGE, template=views.INTEGRATIONS_SECTION,
                                context=views.integrations_section_context)
+        metrics.collector_register(webhooks_metrics.webhooks_collect)

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from config.celery import task_enqueue
 from webhooks import http, signing
+from webhooks.metrics import delivery_outcome_record
 from webhooks.models import Delivery, DeliveryAttempt, Event
 from webhooks.services import DELIVERY_TASK, signing_secrets_active
 
@@ -156,6 +157,7 @@ def _record(claim: Claim, result: http.HttpResult) -> float | None:
                 fields["enqueued_at"] = next_attempt_at  # its message is due then
     # Conditional on our lease: if it expired and another worker took the row over, its outcome stands.
     updated = _record_write(claim, result, now, fields)
+    delivery_outcome_record(outcome=fields.get("status", "retry").lower() if updated else "superseded")
     logger.info("webhooks.delivery_attempt", extra={
         "delivery_id": str(delivery.pk), "event_id": str(delivery.event_id), "status_code": result.status,
         "error": result.error, "duration_ms": result.duration_ms, "outcome": fields.get("status", "RETRY"),

@@ -2,22 +2,64 @@
 
 from __future__ import annotations
 
+import time
 from functools import cache
 from importlib import import_module
+from typing import Any
 
 from django.conf import settings
 
-from payments.rails.base import Rail
+from payments.metrics import rail_call_record
+from payments.rails.base import Rail, RailTimeout
 
 RAILS = {"simulator": "payments.rails.simulator"}
+# The calls that go out to the network, counted and timed; the rest (notification_parse, the simulator's sandbox
+# controls) pass through untouched.
+METERED_OPERATIONS = frozenset({"pix_charge_create", "boleto_register", "card_authorize", "card_status",
+                                "refund_create", "refund_status", "payout_send", "payout_status"})
+
+
+class MeteredRail:
+    """A rail as the services see it: the same interface, with each network call counted by outcome (ok, timeout,
+    error) and timed. The method is looked up on every call, so a test that patches the rail's class still works."""
+
+    def __init__(self, rail: Rail):
+        self.rail = rail
+        self.name = rail.name
+
+    def __getattr__(self, operation: str) -> Any:
+        method = getattr(self.rail, operation)
+        if operation not in METERED_OPERATIONS:
+            return method
+
+        def call(**kwargs: Any) -> Any:
+            started = time.perf_counter()
+            outcome = "error"
+            try:
+                answer = method(**kwargs)
+                outcome = "ok"
+                return answer
+            except RailTimeout:
+                outcome = "timeout"
+                raise
+            finally:
+                rail_call_record(rail=self.name, operation=operation, outcome=outcome,
+                                 seconds=time.perf_counter() - started)
+
+        return call
 
 
 @cache
 def by_name(name: str) -> Rail:
     if name not in RAILS:
         raise LookupError(f"unknown rail {name!r}; known: {', '.join(sorted(RAILS))}")
-    return import_module(RAILS[name]).rail
+    return MeteredRail(import_module(RAILS[name]).rail)  # type: ignore[return-value]
 
 
 def for_mode(livemode: bool) -> Rail:
     return by_name(settings.PAYMENTS_RAIL if livemode else "simulator")
+
+
+def live_is_simulated() -> bool:
+    """Live mode runs on the simulator: no money moves (allowed in production only with ALLOW_SIMULATED_LIVE_MODE)."""
+    return settings.PAYMENTS_RAIL == "simulator"

@@ -8,10 +8,13 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+
+from config.metrics import metrics_dir_clean
 
 # The quick start runs webhooks against receivers on this machine, over plain HTTP: a local-only relaxation of
 # the SSRF guard, said out loud when the service starts.
@@ -37,7 +40,12 @@ class Command(BaseCommand):
         seeded = subprocess.run([python, "manage.py", "seed_demo", "--json"],  # noqa: S603
                                 check=True, capture_output=True, text=True, cwd=settings.BASE_DIR)
         demo = json.loads(seeded.stdout.strip().splitlines()[-1])
-        environment = {**os.environ, **LOCAL_ENVIRONMENT, "PUBLIC_BASE_URL": f"http://{host}:{port}"}
+        # The web server and the worker sum their counters through one directory (GET /metrics, config/metrics.py),
+        # emptied of the files of earlier runs.
+        metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or str(Path(settings.LOCAL_DIR) / "metrics")
+        metrics_dir_clean(metrics_dir)
+        environment = {**os.environ, **LOCAL_ENVIRONMENT, "PUBLIC_BASE_URL": f"http://{host}:{port}",
+                       "PROMETHEUS_MULTIPROC_DIR": metrics_dir}
         commands = [
             [python, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "INFO", "--pool", "threads",
              "--concurrency", "8"],
