@@ -13,9 +13,11 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.locale import LocaleMiddleware
+from django.utils import translation
 
 from config import errors as api
-from config.logging import request_id_var
+from config.logging import loggable_path, request_id_var
 
 logger = logging.getLogger("api.request")
 
@@ -23,6 +25,7 @@ REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # Paths that serve HTML to people; everything else is the JSON API and answers errors in the SPEC's shape.
 HTML_PREFIXES = ("/dashboard/", "/admin/", "/static/", "/media/", "/pay/", "/docs")
 BODY_METHODS = {"POST", "PUT", "PATCH"}
+API_LANGUAGE = "en"
 
 
 def is_api_path(path: str) -> bool:
@@ -51,8 +54,9 @@ class RequestIdMiddleware:
             response = self.get_response(request)
             response["X-Request-Id"] = request_id
             response["Api-Version"] = settings.API_VERSION
-            logger.info("%s %s %s", request.method, request.path, response.status_code, extra={
-                "method": request.method, "path": request.path, "status": response.status_code,
+            path = loggable_path(request)  # never a credential the URL carries (the hosted page's token)
+            logger.info("%s %s %s", request.method, path, response.status_code, extra={
+                "method": request.method, "path": path, "status": response.status_code,
                 "durationMs": round((time.perf_counter() - started) * 1000, 2),
             })
             return response
@@ -115,3 +119,21 @@ class ApiErrorMiddleware:
             return json_error_response(api.as_domain_error(exception))
         logger.exception("api.unhandled_exception", extra={"exception_type": type(exception).__name__})
         return json_error_response(api.InternalError())
+
+
+class LanguageMiddleware(LocaleMiddleware):
+    """Django's LocaleMiddleware (the language switch's cookie, then the browser's Accept-Language, then pt-BR) for
+    the pages people read. The JSON API is a contract in English whatever the client's locale: DRF's and Django's
+    own messages must not change with an Accept-Language header."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        if is_api_path(request.path):
+            translation.activate(API_LANGUAGE)
+            request.LANGUAGE_CODE = API_LANGUAGE
+            return
+        super().process_request(request)
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if is_api_path(request.path):
+            return response
+        return super().process_response(request, response)

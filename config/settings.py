@@ -4,16 +4,19 @@ With no environment at all: SQLite, a local-file Celery broker and an in-process
 Production sets DATABASE_URL, CELERY_BROKER_URL and CACHE_URL (see `.env.example`).
 """
 
+import os
 import secrets
 from pathlib import Path
 
 import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-LOCAL_DIR = BASE_DIR / ".local"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# The embedded default's files (SQLite, the file broker, cross-process flags, the local secret key); relative to
+# the repository unless absolute.
+LOCAL_DIR = BASE_DIR / env.str("LOCAL_DIR", default=".local")
 
 
 def _local_secret_key() -> str:
@@ -53,16 +56,19 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.metrics.RequestMetricsMiddleware",
     "config.middleware.RequestIdMiddleware",
     "config.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "config.middleware.LanguageMiddleware",  # after sessions, before common (Django's LocaleMiddleware's place)
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "payments.middleware.SimulatedLiveModeMiddleware",  # live API responses on the simulator say so
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -154,7 +160,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_REDIRECT_EXEMPT = [r"^health$"]
+SECURE_REDIRECT_EXEMPT = [r"^health$", r"^metrics$"]  # the load balancer and Prometheus call the machines
 _https = PUBLIC_BASE_URL.startswith("https://")
 SESSION_COOKIE_SECURE = _https
 CSRF_COOKIE_SECURE = _https
@@ -173,7 +179,11 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
 # --- Files, i18n ---------------------------------------------------------------------------------------------------
-LANGUAGE_CODE = "en-us"
+# Payers are Brazilian: pt-BR is the default and the payer's pages always use it (payments.hosted.views); the
+# dashboard follows the browser or the language switch; the JSON API answers in English (config.middleware).
+LANGUAGE_CODE = "pt-br"
+LANGUAGES = [("pt-br", "Português (Brasil)"), ("en", "English")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "America/Sao_Paulo"
 USE_I18N = True
 USE_TZ = True
@@ -209,7 +219,7 @@ IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 60
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["integrations.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JsonParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "config.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
@@ -235,10 +245,15 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"basicAuth": []}, {"apiKeyHeader": [], "apiSecretHeader": []}],
     "AUTHENTICATION_WHITELIST": [],
+    # The reference integrators read: descriptions, examples and the error codes (payments/reference/).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "payments.reference.hook.reference_postprocess"],
 }
 
 # --- Payments and webhooks (used from the pay-in, payout and webhook issues on) ------------------------------------
 PAYMENTS_RAIL = env.str("PAYMENTS_RAIL", default="simulator")
+# Live mode on the simulator moves no money: `check --deploy` (DEBUG off) refuses it unless this says it is meant.
+ALLOW_SIMULATED_LIVE_MODE = env.bool("ALLOW_SIMULATED_LIVE_MODE", default=False)
 PIX_KEY = env.str("PIX_KEY", default="123e4567-e12b-12d1-a456-426655440000")
 PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")
 PIX_ISPB = env.str("PIX_ISPB", default="00000000")
@@ -279,13 +294,30 @@ WEBHOOK_RETRY_SCHEDULE = [
                                                                    "36000", "86400"])
 ]
 
+# --- Operations: metrics and error reporting ------------------------------------------------------------------------
+# GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404. Counters are summed across
+# processes when PROMETHEUS_MULTIPROC_DIR names a directory (read by prometheus_client itself; see config/metrics.py).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR") == "":
+    # prometheus_client switches to multiprocess mode when the variable merely exists, writing into the working
+    # directory; an empty value (as in a copied .env) means "off".
+    del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+# Errors go to Sentry when set, scrubbed of secrets, card data and authorization headers (config/errortracking.py).
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+SENTRY_ENVIRONMENT = env.str("SENTRY_ENVIRONMENT", default="production")
+if SENTRY_DSN:  # imported only when used: sentry_sdk costs every process's start-up otherwise
+    from config import errortracking
+
+    errortracking.sentry_init(dsn=SENTRY_DSN, environment=SENTRY_ENVIRONMENT)
+
 # --- Logging -------------------------------------------------------------------------------------------------------
 LOG_FORMAT = env.str("LOG_FORMAT", default="text" if DEBUG else "json")
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.logging.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "config.logging.RequestIdFilter"},
+                "redact_path": {"()": "config.logging.RedactPathFilter"}},
     "formatters": {
         "json": {"()": "config.logging.JsonFormatter"},
         "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
@@ -297,6 +329,8 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         # Django's own "Not Found: /path" lines duplicate our request log and add nothing.
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "filters": ["redact_path"]},
+        # Its DEBUG lines (a variable missing from a template) carry the exception context, a 404's whole path too.
+        "django.template": {"level": "INFO"},
     },
 }

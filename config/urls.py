@@ -1,10 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
+from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from accounts import api_urls as account_api_urls
 from accounts import urls as account_urls
+from config.metrics import metrics_view
 from config.views import HealthApi, baseline
 from integrations import urls as integration_urls
 from payments import api_urls as payment_api_urls
@@ -27,11 +29,14 @@ api_patterns = [*account_api_urls.urlpatterns, *payment_api_urls.urlpatterns, *w
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:overview", permanent=False)),
     path("health", HealthApi.as_view(), name="health"),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus, with METRICS_TOKEN (config/metrics.py)
     path("ping", baseline, name="ping"),  # no database, no auth: liveness, and the benchmark's yardstick
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[]),
          name="openapi"),
-    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="docs"),
+    path("docs", SpectacularRedocView.as_view(url_name="openapi", template_name="docs.html"), name="docs"),
     path("admin/", admin.site.urls),
+    # Django's language switch, under /dashboard/ so that it is an HTML page (config.middleware.HTML_PREFIXES).
+    path("dashboard/language/", set_language, name="set_language"),
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include(("payments.hosted.urls", "pay"))),
     *api_patterns,

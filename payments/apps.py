@@ -7,7 +7,13 @@ class PaymentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the Celery tasks in every process: services queue them by name (config.celery.task_enqueue); and
-        # the kinds of field problems of a charge request (config.errors.validation_error reports them by code).
+        # the kinds of field problems of a charge request (config.errors.validation_error reports them by code); and
+        # the scrape-time collector of charges and payouts by status (config.metrics).
+        from config import metrics
+        from payments import checks  # noqa: F401  (the deployment check of live mode on the simulator)
+        from payments import metrics as payments_metrics
         from payments.payins import errors as payin_errors  # noqa: F401
         from payments.payins import tasks as payin_tasks  # noqa: F401
         from payments.payouts import tasks as payout_tasks  # noqa: F401
+
+        metrics.collector_register(payments_metrics.payments_collect)

@@ -12,8 +12,10 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, connections
+from django.test import Client
 from rest_framework.test import APIClient
 
+from config import cache as shared_cache
 from config import readcache
 from integrations import authcache
 from tests.factories import ApiKeyFactory, MerchantFactory
@@ -47,9 +49,18 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture
+def client():
+    """Django's test client with an English browser: the dashboard tests read its English texts (the dashboard follows
+    the browser; tests/config/test_language.py covers the pt-BR default). The payer's pages ignore the header: their
+    tests read Portuguese."""
+    return Client(HTTP_ACCEPT_LANGUAGE="en")
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
+    shared_cache.flags_clear()
     authcache.clear()
     readcache.clear()
     yield

@@ -34,8 +34,8 @@ URLCONF = "config.urls"  # the root URLconf may also import any app's URL and AP
 # Function-local imports of project modules that must stay local: "module:Class.function" -> one-line reason.
 LOCAL_IMPORT_ALLOWLIST: dict[str, str] = {
     "accounts.apps:AccountsConfig.ready": "Django's registration idiom: ready() imports the deployment checks",
-    "payments.apps:PaymentsConfig.ready": "Django's registration idiom: ready() imports the tasks (queued by name) "
-                                          "and the charge request's error kinds",
+    "payments.apps:PaymentsConfig.ready": "Django's registration idiom: ready() imports the tasks (queued by name), "
+                                          "the charge request's error kinds and the deployment check",
     "webhooks.apps:WebhooksConfig.ready": "Django's registration idiom: ready() imports the tasks (queued by name) "
                                           "and adds the webhooks section to the Integrations page",
     "integrations.apps:IntegrationsConfig.ready": "Django's registration idiom: ready() registers Idempotency-Key, "
