@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from config.errors import InvalidState
 from payments import rails
 from payments.formats.cards import bin6, brand, fingerprint, last4
 from payments.ledger import services as ledger
@@ -71,25 +72,26 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
         logger.warning("payments.card_rail_no_answer",
                        extra={"payin_id": str(payin.id), "timeout": isinstance(exc, RailTimeout)})
         return _card_left_pending(payin)
-    with transaction.atomic():
-        locked = payin_locked(payin.pk)
-        if locked.status != PayinStatus.PENDING:  # reconciliation recorded the answer first
-            return locked
-        if result.status == "PAID" and token is None and card_data is not None:
-            token = CardToken.objects.create(
-                token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"),
-                merchant=locked.merchant, livemode=locked.livemode, rail_token=result.rail_token,
-                brand=locked.card["brand"], bin=locked.card["bin"], last4=locked.card["last4"],
-                holder_name=card_data.holder_name, expiration_month=card_data.expiration_month,
-                expiration_year=card_data.expiration_year,
-                fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
-            locked.card["token"] = token.token
-        if result.status not in ("PAID", "FAILED"):  # the rail holds it: ask again later
-            payin_event_record(locked, "payin.created", previous_status=None)
-            return locked
-        return _card_result_apply(locked, status=result.status, failure_code=result.failure_code,
-                                  authorization_code=result.authorization_code, previous_status=None,
-                                  card=locked.card)
+    if result.status not in ("PAID", "FAILED"):  # the rail holds it: ask again later
+        return _card_left_pending(payin)
+    try:
+        with transaction.atomic():
+            if result.status == "PAID" and token is None and card_data is not None:
+                token = CardToken.objects.create(
+                    token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"),
+                    merchant=payin.merchant, livemode=payin.livemode, rail_token=result.rail_token,
+                    brand=payin.card["brand"], bin=payin.card["bin"], last4=payin.card["last4"],
+                    holder_name=card_data.holder_name, expiration_month=card_data.expiration_month,
+                    expiration_year=card_data.expiration_year,
+                    fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
+                payin.card["token"] = token.token
+            # No lock needed first: the transition is a conditional update from PENDING, which finds nothing to move
+            # (InvalidState, and the token goes with the rollback) when reconciliation recorded the answer first.
+            return _card_result_apply(payin, status=result.status, failure_code=result.failure_code,
+                                      authorization_code=result.authorization_code, previous_status=None,
+                                      card=payin.card)
+    except InvalidState:
+        return Payin.objects.select_related("merchant").get(pk=payin.pk)
 
 
 def _card_left_pending(payin: Payin) -> Payin:

@@ -257,3 +257,28 @@ def test_a_chargeback_while_a_card_refund_waits_for_the_rail_takes_the_whole_amo
     assert balance(api)["available"] == 20000 + 10000 - 10000 - 1000
     assert [e["type"] for e in events_of(api, charge["id"])] == ["payin.chargeback", "payin.paid"]
     assert_ledger_balanced()
+
+
+def test_an_answer_recorded_by_reconciliation_first_is_kept_and_the_late_one_moves_nothing(api, monkeypatch):
+    """While the request waits for the rail, reconciliation may record the charge's outcome first (here: FAILED).
+    The request's own answer (PAID) then finds nothing to move: no second event, no ledger movement, no card token,
+    and the request answers the charge as reconciliation left it."""
+    original = SimulatorRail.card_authorize
+
+    def answered_while_reconciled(self, **kwargs):
+        result = original(self, **kwargs)
+        Payin.objects.filter(pk=kwargs["key"]).update(status="FAILED", failure_code="processing_error",
+                                                      failure_message="reconciled first")
+        return result
+
+    monkeypatch.setattr(SimulatorRail, "card_authorize", answered_while_reconciled)
+
+    response = api.post("/payin", payin_body("CREDIT_CARD", amount=10000), format="json")
+
+    body = response.json()
+    assert (response.status_code, body["status"], body["failureCode"]) == (201, "FAILED", "processing_error")
+    assert body["card"]["token"] is None
+    assert not CardToken.objects.exists()
+    assert not LedgerTransaction.objects.filter(object_id=body["id"]).exists()
+    assert not Event.objects.filter(object_id=body["id"]).exists()
+    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
