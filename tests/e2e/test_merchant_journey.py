@@ -160,7 +160,7 @@ def test_merchant_signs_up_goes_live_takes_a_charge_and_pays_out(new_page, serve
     expect(page.get_by_role("heading").first).to_be_visible()
     shot(page, "pay-page")
     page.goto(path_of(boleto["boleto"]["url"]))
-    expect(page.get_by_role("heading", name=f"Boleto from {SHOP}, R$ 89,90")).to_be_visible()
+    expect(page.get_by_role("heading", name=f"Boleto de {SHOP}, R$ 89,90")).to_be_visible()  # payers read pt-BR
     shot(page, "boleto")
 
     # Paid with the sandbox button: the balance moves by the charge's net amount.

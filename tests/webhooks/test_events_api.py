@@ -556,7 +556,9 @@ def test_the_events_endpoints_are_documented_with_their_error_body(client):
     assert set(parameters) == {"type", "objectId", "limit", "cursor"}
     assert "webhook.test" in parameters["type"]["schema"]["enum"]
     assert schema["components"]["schemas"]["Error"] == {
-        "type": "object", "properties": {"error": {"$ref": "#/components/schemas/ErrorBody"}}, "required": ["error"]}
+        "type": "object", "required": ["error"], "properties": {"error": {
+            "$ref": "#/components/schemas/ErrorBody",
+            "description": "The error: type, code, message, param, details and requestId."}}}
     assert set(schema["components"]["schemas"]["ErrorBody"]["properties"]) == {
         "type", "code", "message", "param", "details", "requestId"}
 
