@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import sentry_sdk
+
+from config.logging import CREDENTIAL_PREFIXES
 
 REDACTED = "[redacted]"
 # Headers whose value opens an account or a session; compared lower-case.
@@ -50,7 +53,7 @@ def event_scrub(event: dict[str, Any], hint: dict[str, Any] | None = None) -> di
             request["headers"] = {name: REDACTED if name.lower() in SECRET_HEADERS else _scrub(value)
                                   for name, value in headers.items()}
         if isinstance(request.get("url"), str):
-            request["url"] = _mask(request["url"])
+            request["url"] = _mask(url_redact(request["url"]))
     for key in ("extra", "contexts", "tags"):
         if key in event:
             event[key] = _scrub(event[key])
@@ -74,6 +77,15 @@ def event_scrub(event: dict[str, Any], hint: dict[str, Any] | None = None) -> di
     if isinstance(breadcrumbs, dict):
         breadcrumbs["values"] = [breadcrumb_scrub(crumb) for crumb in breadcrumbs.get("values") or []]
     return event
+
+
+def url_redact(url: str) -> str:
+    """A URL whose path carries a credential (the hosted page's token, a password reset's) keeps only the prefix."""
+    parts = urlsplit(url)
+    for prefix in CREDENTIAL_PREFIXES:
+        if parts.path.startswith(prefix) and parts.path != prefix:
+            return urlunsplit((parts.scheme, parts.netloc, prefix + REDACTED, "", ""))
+    return url
 
 
 def breadcrumb_scrub(crumb: dict[str, Any], hint: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
-from payments import rails
+from config.modes import live_mode_simulated
 
 
 @register(Tags.security, deploy=True)
 def simulated_live_mode_check(app_configs, **kwargs) -> list:
     """Live mode on the simulator moves no money: a deployment must say it means it (a demo, a staging)."""
-    if settings.DEBUG or not rails.live_is_simulated() or settings.ALLOW_SIMULATED_LIVE_MODE:
+    if settings.DEBUG or not live_mode_simulated() or settings.ALLOW_SIMULATED_LIVE_MODE:
         return []
     return [Error(
         f"Live mode runs on the simulator rail (PAYMENTS_RAIL={settings.PAYMENTS_RAIL}): live charges and payouts "

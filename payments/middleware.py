@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from payments import rails
+from config.modes import live_mode_simulated
 
 SIMULATED_HEADER = "Pagamentos-Simulated"
 
@@ -16,6 +16,6 @@ class SimulatedLiveModeMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if getattr(getattr(request, "auth", None), "livemode", False) and rails.live_is_simulated():
+        if getattr(getattr(request, "auth", None), "livemode", False) and live_mode_simulated():
             response[SIMULATED_HEADER] = "true"
         return response

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.celery import task_enqueue
+from config.modes import live_mode_simulated
 from webhooks import http, signing
 from webhooks.metrics import delivery_outcome_record
 from webhooks.models import Delivery, DeliveryAttempt, Event
@@ -101,6 +102,10 @@ def delivery_claim(*, delivery_id: str) -> Claim | None:
     return Claim(delivery=delivery, lease_until=lease_until, payload=payload)
 
 
+# Sent with every live delivery while live mode runs on the simulator rail (as live API responses carry it).
+SIMULATED_HEADER = "Pagamentos-Simulated"
+
+
 def retry_delay(failures: int) -> float | None:
     """Seconds until the next attempt after `failures` failed ones (±10% jitter), or None when the schedule is over."""
     schedule = settings.WEBHOOK_RETRY_SCHEDULE
@@ -123,6 +128,8 @@ def delivery_attempt(*, delivery_id: str) -> None:
                                                      cached=True),
                               message_id=str(delivery.event_id), timestamp=int(time.time()), body=body),
         }
+        if delivery.livemode and live_mode_simulated():
+            headers[SIMULATED_HEADER] = "true"  # a live event of the simulator: no money moved
         result = http.post(delivery.url, body=body, headers=headers)
     except Exception as exc:
         # Whatever breaks (an unreadable signing secret, say) is this attempt's failure, recorded and retried on the

@@ -58,8 +58,3 @@ def by_name(name: str) -> Rail:
 
 def for_mode(livemode: bool) -> Rail:
     return by_name(settings.PAYMENTS_RAIL if livemode else "simulator")
-
-
-def live_is_simulated() -> bool:
-    """Live mode runs on the simulator: no money moves (allowed in production only with ALLOW_SIMULATED_LIVE_MODE)."""
-    return settings.PAYMENTS_RAIL == "simulator"

@@ -65,3 +65,17 @@ def test_sentry_is_set_up_with_the_scrubber_and_without_personal_data(monkeypatc
     assert seen["before_send"] is event_scrub
     assert (seen["send_default_pii"], seen["include_local_variables"], seen["max_request_body_size"]) == (
         False, False, "never")
+
+
+def test_a_url_carrying_a_credential_keeps_only_its_prefix():
+    token = "Zx9-abcDEFghiJKLmnoPQRstuVWXyz0123456789_ab"
+    event = {"request": {"url": f"https://pay.example.com/pay/{token}/boleto?x=1",
+                         "headers": {}},
+             "breadcrumbs": {"values": []}}
+    reset = {"request": {"url": f"https://pay.example.com/dashboard/password-reset/MQ/{token}/", "headers": {}}}
+    other = {"request": {"url": "https://pay.example.com/dashboard/charges/", "headers": {}}}
+
+    scrubbed = [event_scrub(e)["request"]["url"] for e in (event, reset, other)]
+
+    assert scrubbed == ["https://pay.example.com/pay/[redacted]", "https://pay.example.com/dashboard/password-reset/"
+                        "[redacted]", "https://pay.example.com/dashboard/charges/"]

@@ -221,3 +221,22 @@ def test_concurrent_claims_of_one_delivery_have_one_winner():
     assert sum(c is not None for c in claims) == 1
     row.refresh_from_db()
     assert row.attempts == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("livemode", "rail", "marked"), [(True, "simulator", True), (False, "simulator", False),
+                                                          (True, "efi", False)])
+def test_a_live_delivery_on_the_simulator_says_no_money_moved(receiver, settings, livemode, rail, marked):
+    """As live API responses do (payments.middleware): a merchant's server must not ship goods for a simulated
+    live payment."""
+    settings.PAYMENTS_RAIL = rail
+    with transaction.atomic():
+        event = services.event_record(merchant=MerchantFactory(), livemode=livemode, type="payin.paid",
+                                      obj={"id": "c1", "status": "PAID"}, previous_status="PENDING",
+                                      webhook_url=receiver.url("/ok"))
+    row = Delivery.objects.get(event=event)
+
+    engine.delivery_attempt(delivery_id=str(row.id))
+
+    headers = receiver.received("/ok")[0].headers
+    assert headers.get("pagamentos-simulated") == ("true" if marked else None)
