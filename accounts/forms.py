@@ -4,6 +4,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm
+from django.utils.translation import gettext_lazy as _
 
 from accounts import throttle
 from accounts.models import User
@@ -19,24 +20,25 @@ class TelInput(forms.TextInput):
 
 
 class SignupForm(forms.Form):
-    name = forms.CharField(label="Business name", max_length=120,
+    name = forms.CharField(label=_("Business name"), max_length=120,
                            widget=forms.TextInput(attrs={"autocomplete": "organization"}))
-    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
-    password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
-    password_confirm = forms.CharField(label="Confirm password",
+    email = forms.EmailField(label=_("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    password = forms.CharField(label=_("Password"),
+                               widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password_confirm = forms.CharField(label=_("Confirm password"),
                                        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].lower()
         if User.objects.filter(email=email).exists():
-            raise forms.ValidationError("An account with this email already exists. Log in instead?")
+            raise forms.ValidationError(_("An account with this email already exists. Log in instead?"))
         return email
 
     def clean(self) -> dict:
         data = super().clean()
         password, confirm = data.get("password"), data.get("password_confirm")
         if password and confirm and password != confirm:
-            self.add_error("password_confirm", "The passwords do not match.")
+            self.add_error("password_confirm", _("The passwords do not match."))
         elif password:
             try:
                 password_validation.validate_password(password, User(email=data.get("email", "")))
@@ -49,7 +51,7 @@ class LoginForm(AuthenticationForm):
     """Django's log-in form behind the brute-force limit: a locked email or IP is refused before the password is
     checked, so guessing stops rather than only its answers."""
 
-    username = forms.EmailField(label="Email", widget=forms.EmailInput(attrs={"autofocus": True,
+    username = forms.EmailField(label=_("Email"), widget=forms.EmailInput(attrs={"autofocus": True,
                                                                             "autocomplete": "email"}))
     retry_after: int | None = None
 
@@ -71,49 +73,51 @@ def _autocomplete(token: str, **attrs) -> forms.TextInput:
 
 
 class KycForm(forms.Form):
-    legal_name = forms.CharField(max_length=150, widget=_autocomplete("organization"))
-    trading_name = forms.CharField(max_length=150, help_text="The name your customers see (on Pix QR codes too).",
+    legal_name = forms.CharField(label=_("Legal name"), max_length=150, widget=_autocomplete("organization"))
+    trading_name = forms.CharField(label=_("Trading name"), max_length=150,
+                                   help_text=_("The name your customers see (on Pix QR codes too)."),
                                    widget=_autocomplete("off"))
-    document = forms.CharField(label="CPF or CNPJ", max_length=20, widget=_autocomplete("off"),
-                               help_text="Numeric or the alphanumeric CNPJ; dots, dashes and slashes are fine.")
-    street = forms.CharField(max_length=150, widget=_autocomplete("address-line1"))
-    number = forms.CharField(max_length=20, widget=_autocomplete("off"))
-    complement = forms.CharField(max_length=100, required=False, widget=_autocomplete("address-line2"))
-    city = forms.CharField(max_length=80, widget=_autocomplete("address-level2"))
-    state = forms.ChoiceField(choices=[("", "Choose…")] + [(uf, uf) for uf in contact.UF_CODES],
+    document = forms.CharField(label=_("CPF or CNPJ"), max_length=20, widget=_autocomplete("off"),
+                               help_text=_("Numeric or the alphanumeric CNPJ; dots, dashes and slashes are fine."))
+    street = forms.CharField(label=_("Street"), max_length=150, widget=_autocomplete("address-line1"))
+    number = forms.CharField(label=_("Number"), max_length=20, widget=_autocomplete("off"))
+    complement = forms.CharField(label=_("Complement"), max_length=100, required=False,
+                                 widget=_autocomplete("address-line2"))
+    city = forms.CharField(label=_("City"), max_length=80, widget=_autocomplete("address-level2"))
+    state = forms.ChoiceField(label=_("State"), choices=[("", _("Choose…"))] + [(uf, uf) for uf in contact.UF_CODES],
                               widget=forms.Select(attrs={"autocomplete": "address-level1"}))
-    zip_code = forms.CharField(label="CEP", max_length=9, widget=_autocomplete("postal-code", inputmode="numeric"))
-    phone = forms.CharField(max_length=20, help_text="With area code, e.g. +55 11 98765-4321.",
+    zip_code = forms.CharField(label=_("CEP"), max_length=9, widget=_autocomplete("postal-code", inputmode="numeric"))
+    phone = forms.CharField(label=_("Phone"), max_length=20, help_text=_("With area code, e.g. +55 11 98765-4321."),
                             widget=TelInput(attrs={"autocomplete": "tel"}))
-    website = forms.URLField(required=False, max_length=200, assume_scheme="https",
+    website = forms.URLField(label=_("Website"), required=False, max_length=200, assume_scheme="https",
                              widget=forms.URLInput(attrs={"autocomplete": "url"}))
-    document_file = forms.FileField(label="Document (PDF, PNG or JPEG)",
-                                    help_text="Company registration or the owner's ID, up to 10 MB.")
+    document_file = forms.FileField(label=_("Document (PDF, PNG or JPEG)"),
+                                    help_text=_("Company registration or the owner's ID, up to 10 MB."))
 
     def clean_document(self) -> str:
         value = documents.normalize(self.cleaned_data["document"])
         if documents.document_type(value) is None:
-            raise forms.ValidationError("This is not a valid CPF or CNPJ: check the digits.")
+            raise forms.ValidationError(_("This is not a valid CPF or CNPJ: check the digits."))
         return value
 
     def clean_zip_code(self) -> str:
         value = contact.normalize_zip_code(self.cleaned_data["zip_code"])
         if value is None:
-            raise forms.ValidationError("A CEP has 8 digits, e.g. 01310-100.")
+            raise forms.ValidationError(_("A CEP has 8 digits, e.g. 01310-100."))
         return value
 
     def clean_phone(self) -> str:
         value = contact.normalize_phone(self.cleaned_data["phone"])
         if value is None:
-            raise forms.ValidationError("A phone has 10 to 13 digits with its area code.")
+            raise forms.ValidationError(_("A phone has 10 to 13 digits with its area code."))
         return value
 
     def clean_document_file(self):
         upload = self.cleaned_data["document_file"]
         if upload.size > settings.KYC_DOCUMENT_MAX_BYTES:
-            raise forms.ValidationError("The file is larger than 10 MB.")
+            raise forms.ValidationError(_("The file is larger than 10 MB."))
         if getattr(upload, "content_type", None) not in KYC_DOCUMENT_TYPES:
-            raise forms.ValidationError("Upload a PDF, PNG or JPEG file.")
+            raise forms.ValidationError(_("Upload a PDF, PNG or JPEG file."))
         return upload
 
     def kyc_data(self) -> KycData:

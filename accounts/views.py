@@ -14,6 +14,7 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts import services, throttle
@@ -43,7 +44,7 @@ def merchant_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
 def refuse_if_suspended(request: HttpRequest) -> HttpResponse | None:
     """A suspended account's dashboard is read-only: every form post is refused with a message."""
     if request.merchant.is_suspended:
-        messages.error(request, "Your account is suspended, so the dashboard is read-only. Contact support.")
+        messages.error(request, gettext("Your account is suspended, so the dashboard is read-only. Contact support."))
         return redirect("dashboard:overview")
     return None
 
@@ -57,12 +58,12 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             merchant = services.merchant_signup(email=data["email"], password=data["password"], name=data["name"])
         except services.EmailTaken:
-            form.add_error("email", "An account with this email already exists. Log in instead?")
+            form.add_error("email", gettext("An account with this email already exists. Log in instead?"))
         else:
             login(request, merchant.owner, backend="django.contrib.auth.backends.ModelBackend")
             request.session["livemode"] = False
-            messages.success(request, "Welcome! You are in test mode: create a test key and try the API now, "
-                                      "and submit your KYC to go live.")
+            messages.success(request, gettext("Welcome! You are in test mode: create a test key and try the API now, "
+                                              "and submit your KYC to go live."))
             return redirect("dashboard:overview")
     return render(request, "accounts/signup.html", {"form": form})
 
@@ -138,7 +139,7 @@ def kyc(request: HttpRequest) -> HttpResponse:
             except DomainError as error:
                 messages.error(request, error.message)
             else:
-                messages.success(request, "KYC submitted. We review most submissions within one business day.")
+                messages.success(request, gettext("KYC submitted. We review most submissions within one business day."))
             return redirect("dashboard:kyc")
     return render(request, "accounts/kyc.html", {
         "form": form, "submission": getattr(merchant, "kyc", None), "history": kyc_history(merchant=merchant),
@@ -154,6 +155,6 @@ def account_settings(request: HttpRequest) -> HttpResponse:
         services.password_change(user=request.user, password=form.cleaned_data["new_password1"], actor=request.user,
                                  how="on the settings page")
         update_session_auth_hash(request, request.user)  # this session stays; the user's other sessions end
-        messages.success(request, "Password changed. Other devices where you were logged in are logged out.")
+        messages.success(request, gettext("Password changed. Other devices where you were logged in are logged out."))
         return redirect("dashboard:settings")
     return render(request, "accounts/settings.html", {"form": form})

@@ -9,6 +9,8 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -22,8 +24,9 @@ FORM_NONCE = "apikey_form_nonce"
 
 
 class ApiKeyForm(forms.Form):
-    label = forms.CharField(max_length=100, required=False, help_text="Where the keys will live, e.g. 'shop server'.")
-    mode = forms.ChoiceField(choices=[("test", "Test (sandbox)"), ("live", "Live")])
+    label = forms.CharField(label=_("Label"), max_length=100, required=False,
+                            help_text=_("Where the keys will live, e.g. 'shop server'."))
+    mode = forms.ChoiceField(label=_("Mode"), choices=[("test", _("Test (sandbox)")), ("live", _("Live"))])
     nonce = forms.CharField(widget=forms.HiddenInput)
 
 
@@ -63,7 +66,8 @@ def apikey_create_view(request: HttpRequest) -> HttpResponse:
     form = ApiKeyForm(request.POST)
     expected = request.session.pop(FORM_NONCE, None)
     if not form.is_valid() or not expected or not secrets.compare_digest(form.cleaned_data["nonce"], expected):
-        messages.warning(request, "That form was already used. Your keys are listed below; create another if needed.")
+        messages.warning(request, gettext("That form was already used. Your keys are listed below; create another if "
+                                          "needed."))
         return redirect("dashboard:integrations")
     try:
         api_key, secret_key = services.apikey_create(merchant=request.merchant,
@@ -87,5 +91,6 @@ def apikey_revoke_view(request: HttpRequest, key_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, f"Key pair {api_key.public_key} revoked: requests with it now get 401.")
+        messages.success(request, gettext("Key pair %(key)s revoked: requests with it now get 401.")
+                         % {"key": api_key.public_key})
     return redirect("dashboard:integrations")

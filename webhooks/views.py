@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
@@ -54,8 +55,8 @@ def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
     secret = services.signing_secret_rotate(merchant=request.merchant, livemode=request.livemode)
-    messages.success(request, "Signing secret rotated. For 24 hours every webhook is signed with both the new and "
-                              "the old secret, so update your receiver now.")
+    messages.success(request, gettext("Signing secret rotated. For 24 hours every webhook is signed with both the "
+                                      "new and the old secret, so update your receiver now."))
     return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
@@ -73,7 +74,7 @@ def endpoint_create(request: HttpRequest) -> HttpResponse:
         except DomainError as error:
             form.add_error("url", error.message)
         else:
-            messages.success(request, "Endpoint added. Send it a test event to check your receiver.")
+            messages.success(request, gettext("Endpoint added. Send it a test event to check your receiver."))
             return redirect("dashboard:integrations")
     return pages.page_render(request, INTEGRATIONS_PAGE, endpoint_form=form, status=400)
 
@@ -93,7 +94,7 @@ def endpoint_edit(request: HttpRequest, endpoint_id) -> HttpResponse:
             except DomainError as error:
                 form.add_error("url", error.message)
             else:
-                messages.success(request, "Endpoint saved.")
+                messages.success(request, gettext("Endpoint saved."))
                 return redirect("dashboard:integrations")
     return render(request, "webhooks/endpoint_edit.html", {"endpoint": endpoint, "form": form})
 
@@ -104,7 +105,8 @@ def endpoint_send_test(request: HttpRequest, endpoint_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
     event = services.event_send_test(endpoint=_endpoint(request, endpoint_id))
-    messages.success(request, f"Test event {event.id} queued. Its delivery is listed below within seconds.")
+    messages.success(request, gettext("Test event %(id)s queued. Its delivery is listed below within seconds.")
+                     % {"id": event.id})
     return redirect("dashboard:deliveries")
 
 
@@ -143,5 +145,5 @@ def delivery_resend(request: HttpRequest, delivery_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, "Delivery queued again.")
+        messages.success(request, gettext("Delivery queued again."))
     return redirect("dashboard:delivery_detail", delivery_id=delivery.pk)

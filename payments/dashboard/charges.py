@@ -9,6 +9,8 @@ from django.contrib import messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
@@ -34,8 +36,8 @@ from payments.templatetags.payments_format import brl
 REFUND_TOKEN_SECONDS = 24 * 3600
 
 
-PAYIN_SANDBOX = {"pay": "Payment simulated: the charge is paid.", "expire": "The charge expired.",
-                 "chargeback": "Chargeback simulated: the amount left the available balance."}
+PAYIN_SANDBOX = {"pay": _("Payment simulated: the charge is paid."), "expire": _("The charge expired."),
+                 "chargeback": _("Chargeback simulated: the amount left the available balance.")}
 
 
 # --- Charges ---------------------------------------------------------------------------------------------------------
@@ -74,11 +76,11 @@ def _charge_page(request: HttpRequest, payin: Payin, *, refund_form: RefundForm 
     sandbox_actions = []
     if not request.livemode:
         if method != PaymentMethod.CREDIT_CARD and state in transitions.TRANSITIONS[PayinStatus.PAID]:
-            sandbox_actions.append(("pay", "Simulate payment"))
+            sandbox_actions.append(("pay", gettext("Simulate payment")))
         if method != PaymentMethod.CREDIT_CARD and state == PayinStatus.PENDING:
-            sandbox_actions.append(("expire", "Expire"))
+            sandbox_actions.append(("expire", gettext("Expire")))
         if method != PaymentMethod.BOLETO and state in transitions.TRANSITIONS[PayinStatus.CHARGEBACK]:
-            sandbox_actions.append(("chargeback", "Simulate chargeback"))
+            sandbox_actions.append(("chargeback", gettext("Simulate chargeback")))
     items = [{**item, "total": item.get("quantity", 0) * item.get("unitPrice", 0)} for item in payin.items]
     return render(request, "payments/dashboard/charge_detail.html", {
         "payin": payin, "refunds": refunds, "left": left, "items": items,
@@ -108,7 +110,7 @@ def charge_cancel(request: HttpRequest, payin_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, "Charge canceled. The payer can no longer pay it.")
+        messages.success(request, gettext("Charge canceled. The payer can no longer pay it."))
     return redirect("dashboard:charge_detail", payin_id=payin.pk)
 
 
@@ -122,18 +124,19 @@ def charge_refund(request: HttpRequest, payin_id) -> HttpResponse:
     if form.is_valid():
         token_key = f"dashboard:refund:{request.merchant.pk}:{form.cleaned_data['token']}"
         if not cache.add(token_key, 1, REFUND_TOKEN_SECONDS):
-            messages.warning(request, "This refund was already submitted; nothing more was refunded.")
+            messages.warning(request, gettext("This refund was already submitted; nothing more was refunded."))
             return redirect("dashboard:charge_detail", payin_id=payin.pk)
         try:
             refund = refunds.refund_create(merchant=request.merchant, livemode=request.livemode, payin_id=payin.pk,
                                             amount=form.cleaned_data["amount"], reason=form.cleaned_data["reason"])
         except InsufficientBalance:
             available = balance_get(merchant=request.merchant, livemode=request.livemode).available
-            form.add_error("amount", f"Insufficient balance: refunds are paid from your available balance, which is "
-                                     f"{brl(available)}.")
+            form.add_error("amount", gettext("Insufficient balance: refunds are paid from your available balance, "
+                                             "which is %(available)s.") % {"available": brl(available)})
         except ValidationFailed:
             left = payin.amount - payin.refunded_amount
-            form.add_error("amount", f"At most {brl(left)} of this charge can still be refunded.")
+            form.add_error("amount", gettext("At most %(left)s of this charge can still be refunded.") % {
+                "left": brl(left)})
         except DomainError as error:
             messages.error(request, error.message)
             return redirect("dashboard:charge_detail", payin_id=payin.pk)
@@ -146,11 +149,12 @@ def charge_refund(request: HttpRequest, payin_id) -> HttpResponse:
 
 def _refund_message(refund: Refund) -> str:
     if refund.status == RefundStatus.SUCCEEDED:
-        return f"Refund of {brl(refund.amount)} succeeded."
+        return gettext("Refund of %(amount)s succeeded.") % {"amount": brl(refund.amount)}
     if refund.status == RefundStatus.FAILED:
-        return f"The refund of {brl(refund.amount)} failed; the money is back in your balance."
-    return (f"Refund of {brl(refund.amount)} requested. Pix refunds are confirmed by the bank, usually within "
-            "seconds; this page shows when.")
+        return gettext("The refund of %(amount)s failed; the money is back in your balance.") % {
+            "amount": brl(refund.amount)}
+    return gettext("Refund of %(amount)s requested. Pix refunds are confirmed by the bank, usually within seconds; "
+                   "this page shows when.") % {"amount": brl(refund.amount)}
 
 
 @require_POST

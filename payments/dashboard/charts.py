@@ -16,6 +16,7 @@ from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
 
 from accounts.models import Merchant
 from config.dates import sao_paulo_midnight
@@ -64,10 +65,10 @@ def volume_chart_svg(days: list[DayVolume], *, title: str) -> SafeString:
     total = sum(d.amount for d in days)
     peak = max(days, key=lambda d: d.amount, default=None)
     if peak is not None and peak.amount > 0:
-        summary = (f"Total {brl(total)} in {len(days)} days; highest day {sp_date(peak.day)} with "
-                   f"{brl(peak.amount)}.")
+        summary = gettext("Total %(total)s in %(days)s days; highest day %(day)s with %(amount)s.") % {
+            "total": brl(total), "days": len(days), "day": sp_date(peak.day), "amount": brl(peak.amount)}
     else:
-        summary = f"No payments in the last {len(days)} days."
+        summary = gettext("No payments in the last %(days)s days.") % {"days": len(days)}
     slot = WIDTH / max(len(days), 1)
     bar_width = round(slot * 0.7, 2)
     parts = [
@@ -84,7 +85,8 @@ def volume_chart_svg(days: list[DayVolume], *, title: str) -> SafeString:
             height = max(height, 2)  # a small day stays visible next to a big one
         x = round(index * slot + (slot - bar_width) / 2, 2)
         y = round(TOP + PLOT - height, 2)
-        tip = f"{sp_date(day.day)}: {brl(day.amount)}, {day.count} charge{'s' if day.count != 1 else ''}"
+        tip = ngettext("%(day)s: %(amount)s, %(count)s charge", "%(day)s: %(amount)s, %(count)s charges",
+                       day.count) % {"day": sp_date(day.day), "amount": brl(day.amount), "count": day.count}
         parts.append(f'<rect class="bar" x="{x}" y="{y}" width="{bar_width}" height="{height}">'
                      f"<title>{escape(tip)}</title></rect>")
     if top_amount:

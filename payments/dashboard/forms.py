@@ -8,14 +8,10 @@ from datetime import timedelta
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from config.dates import sao_paulo_midnight
-from payments.models import (
-    PayinStatus,
-    PaymentMethod,
-    PayoutStatus,
-    PixKeyType,
-)
+from payments.dashboard import labels
 from payments.templatetags.payments_format import brl
 
 # --- Input -----------------------------------------------------------------------------------------------------------
@@ -41,8 +37,8 @@ def cents_parse(text: str) -> int | None:
 class ReaisField(forms.CharField):
     """A text input of reais whose cleaned value is integer cents (None when left blank and not required)."""
 
-    default_error_messages = {"invalid": "Enter an amount in reais, like 50,00 or 1.234,56.",
-                              "too_small": "Enter an amount of at least R$ 0,01."}
+    default_error_messages = {"invalid": _("Enter an amount in reais, like 50,00 or 1.234,56."),
+                              "too_small": _("Enter an amount of at least R$ 0,01.")}
 
     MAX_LENGTH = 24
 
@@ -77,20 +73,20 @@ class _DateInput(forms.DateInput):
 def _date_field(label: str) -> forms.DateField:
     return forms.DateField(required=False, label=label, widget=_DateInput(),
                            input_formats=["%Y-%m-%d", "%d/%m/%Y"],
-                           error_messages={"invalid": "Enter a date like 31/12/2026."})
+                           error_messages={"invalid": _("Enter a date like 31/12/2026.")})
 
 
 class RangeForm(forms.Form):
     """A Sao Paulo calendar-day range, both ends inclusive."""
 
-    created_from = _date_field("From")
-    created_to = _date_field("To")
+    created_from = _date_field(_("From"))
+    created_to = _date_field(_("To"))
 
     def clean(self):
         data = super().clean()
         first, last = data.get("created_from"), data.get("created_to")
         if first and last and last < first:
-            self.add_error("created_to", "Must be on or after the first day.")
+            self.add_error("created_to", _("Must be on or after the first day."))
         return data
 
     def apply(self, queryset: QuerySet) -> QuerySet:
@@ -105,40 +101,47 @@ class RangeForm(forms.Form):
 
 
 class ChargeFilterForm(RangeForm):
-    q = forms.CharField(required=False, max_length=64, label="Charge id or referenceId")
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *PayinStatus.choices])
-    method = forms.ChoiceField(required=False, label="Payment method",
-                               choices=[("", "Any method"), *PaymentMethod.choices])
+    q = forms.CharField(required=False, max_length=64, label=_("Charge id or referenceId"))
+    status = forms.ChoiceField(required=False, label=_("Status"),
+                               choices=[("", _("Any status")), *labels.CHARGE_STATUS.items()])
+    method = forms.ChoiceField(required=False, label=_("Payment method"),
+                               choices=[("", _("Any method")), *labels.PAYMENT_METHOD.items()])
     field_order = ["q", "status", "method", "created_from", "created_to"]
 
 
 class PayoutFilterForm(RangeForm):
-    q = forms.CharField(required=False, max_length=64, label="Payout id or referenceId")
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *PayoutStatus.choices])
+    q = forms.CharField(required=False, max_length=64, label=_("Payout id or referenceId"))
+    status = forms.ChoiceField(required=False, label=_("Status"),
+                               choices=[("", _("Any status")), *labels.PAYOUT_STATUS.items()])
     field_order = ["q", "status", "created_from", "created_to"]
 
 
 class RefundForm(forms.Form):
-    amount = ReaisField(required=False, label="Amount to refund (R$)",
-                        help_text="Leave blank to refund everything that is left.")
-    reason = forms.CharField(required=False, max_length=255, label="Reason (optional)")
+    amount = ReaisField(required=False, label=_("Amount to refund (R$)"),
+                        help_text=_("Leave blank to refund everything that is left."))
+    reason = forms.CharField(required=False, max_length=255, label=_("Reason (optional)"))
     # One refund per rendered form: a double click or a resent POST finds its token taken.
     token = forms.CharField(widget=forms.HiddenInput, max_length=64)
 
 
+# The key types of payments.models.PixKeyType, in words.
+PIX_KEY_CHOICES = [("CPF", "CPF"), ("CNPJ", "CNPJ"), ("EMAIL", _("E-mail")), ("PHONE", _("Phone")),
+                   ("EVP", _("EVP (random key)"))]
+
+
 class PayoutForm(forms.Form):
-    amount = ReaisField(label="Amount (R$)", help_text="In reais, like 50,00.")
-    pix_key_type = forms.ChoiceField(label="Pix key type", choices=PixKeyType.choices)
-    pix_key = forms.CharField(label="Pix key", max_length=77,
-                              help_text="CPF or CNPJ without punctuation, e-mail, +55 phone, or random key (EVP).")
-    beneficiary_name = forms.CharField(label="Beneficiary name (optional)", required=False, max_length=120)
+    amount = ReaisField(label=_("Amount (R$)"), help_text=_("In reais, like 50,00."))
+    pix_key_type = forms.ChoiceField(label=_("Pix key type"), choices=PIX_KEY_CHOICES)
+    pix_key = forms.CharField(label=_("Pix key"), max_length=77,
+                              help_text=_("CPF or CNPJ without punctuation, e-mail, +55 phone, or random key (EVP)."))
+    beneficiary_name = forms.CharField(label=_("Beneficiary name (optional)"), required=False, max_length=120)
     beneficiary_document = forms.CharField(
-        label="Beneficiary CPF or CNPJ (optional)", required=False, max_length=20,
-        help_text="For a CPF or CNPJ key it must be the key's own document.")
-    description = forms.CharField(label="Description (optional)", required=False, max_length=140)
+        label=_("Beneficiary CPF or CNPJ (optional)"), required=False, max_length=20,
+        help_text=_("For a CPF or CNPJ key it must be the key's own document."))
+    description = forms.CharField(label=_("Description (optional)"), required=False, max_length=140)
     reference_id = forms.CharField(
-        label="Reference id", max_length=64,
-        help_text="Your own id for this payout. It is unique: the same reference is never sent twice.")
+        label=_("Reference id"), max_length=64,
+        help_text=_("Your own id for this payout. It is unique: the same reference is never sent twice."))
 
     # The API's field names (payout_request_validate's `details[].param`) → this form's.
     FIELDS = {"amount": "amount", "pixKeyType": "pix_key_type", "pixKey": "pix_key",

@@ -8,9 +8,11 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from accounts.views import merchant_required
 from config.dates import sao_paulo_today
+from payments.dashboard import labels
 from payments.dashboard.charts import daily_volume, volume_chart_svg
 from payments.ledger.selectors import balance_get
 from payments.payins.selectors import payin_list
@@ -31,18 +33,18 @@ def overview(request: HttpRequest) -> HttpResponse:
     charges = list(payin_list(merchant=merchant, livemode=livemode).order_by("-created_at", "-id")
                    .defer("items", "metadata", "pix_payload")[:10])
     sent = list(payout_list(merchant=merchant, livemode=livemode).order_by("-created_at", "-id")[:10])
-    activity = [{"kind": "Charge", "url": reverse("dashboard:charge_detail", args=[p.pk]), "obj": p,
-                 "what": p.get_payment_method_display(), "status": p.status, "label": p.get_status_display(),
-                 "sign": ""} for p in charges]
-    activity += [{"kind": "Payout", "url": reverse("dashboard:payout_detail", args=[p.pk]), "obj": p,
-                  "what": f"Pix to {p.pix_key_type} key", "status": p.status, "label": p.get_status_display(),
-                  "sign": "-"} for p in sent]
+    activity = [{"kind": gettext("Charge"), "url": reverse("dashboard:charge_detail", args=[p.pk]), "obj": p,
+                 "what": labels.PAYMENT_METHOD[p.payment_method], "status": p.status,
+                 "label": labels.CHARGE_STATUS[p.status], "sign": ""} for p in charges]
+    activity += [{"kind": gettext("Payout"), "url": reverse("dashboard:payout_detail", args=[p.pk]), "obj": p,
+                  "what": gettext("Pix to %(type)s key") % {"type": labels.PIX_KEY_TYPE[p.pix_key_type]},
+                  "status": p.status, "label": labels.PAYOUT_STATUS[p.status], "sign": "-"} for p in sent]
     activity.sort(key=lambda row: (row["obj"].created_at, str(row["obj"].pk)), reverse=True)
     return render(request, "payments/dashboard/overview.html", {
         "api_keys": merchant.api_keys.filter(revoked_at__isnull=True, livemode=livemode).count(),
         "balance": balance_get(merchant=merchant, livemode=livemode),
         "today": days[-1], "month_amount": sum(day.amount for day in month),
         "month_count": sum(day.count for day in month), "chart_days": chart_days,
-        "chart": volume_chart_svg(chart_days, title="Paid volume per day, last 30 days"),
+        "chart": volume_chart_svg(chart_days, title=gettext("Paid volume per day, last 30 days")),
         "activity": activity[:10], "has_charges": bool(charges), "public_base_url": settings.PUBLIC_BASE_URL,
     })

@@ -16,6 +16,7 @@ from django.contrib import messages
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext
 
 from accounts.models import KycStatus
 from accounts.views import refuse_if_suspended
@@ -74,31 +75,31 @@ def refuse_write(request: HttpRequest) -> HttpResponse | None:
     if refusal := refuse_if_suspended(request):
         return refusal
     if request.livemode and request.merchant.kyc_status != KycStatus.APPROVED:
-        messages.error(request, "Live mode works once your KYC is approved. Until then, use test mode.")
+        messages.error(request, gettext("Live mode works once your KYC is approved. Until then, use test mode."))
         return redirect("dashboard:kyc")
     return None
 
 
 def test_mode_only(request: HttpRequest, back: HttpResponse) -> HttpResponse | None:
     if request.livemode:
-        messages.error(request, "Sandbox controls work in test mode only.")
+        messages.error(request, gettext("Sandbox controls work in test mode only."))
         return back
     return None
 
 
-def sandbox_action(request: HttpRequest, back: HttpResponse, actions: dict[str, str],
+def sandbox_action(request: HttpRequest, back: HttpResponse, actions: dict[str, object],
                     simulate: Callable[[str], object]) -> HttpResponse:
     """A sandbox button: test mode only, one of `actions` (action → success message), refusals as messages."""
     if refusal := test_mode_only(request, back):
         return refusal
     action = request.POST.get("action", "")
     if action not in actions:
-        messages.error(request, "Unknown sandbox action.")
+        messages.error(request, gettext("Unknown sandbox action."))
         return back
     try:
         simulate(action)
     except DomainError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, actions[action])
+        messages.success(request, str(actions[action]))
     return back

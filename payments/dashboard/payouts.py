@@ -7,6 +7,8 @@ import secrets
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from accounts.views import merchant_required, refuse_if_suspended
@@ -28,8 +30,9 @@ from payments.payouts.services import DuplicateReferenceId, PayoutLimitExceeded
 from payments.payouts.validation import payout_request_validate
 from payments.templatetags.payments_format import brl, sp_date
 
-PAYOUT_SANDBOX = {"complete": "The payout completed.", "fail": "The payout failed; the money is back in the balance.",
-                  "return": "The receiving bank returned the payout; the money is back in the balance."}
+PAYOUT_SANDBOX = {"complete": _("The payout completed."),
+                  "fail": _("The payout failed; the money is back in the balance."),
+                  "return": _("The receiving bank returned the payout; the money is back in the balance.")}
 
 
 def _reference_id_new() -> str:
@@ -65,9 +68,9 @@ def payout_detail(request: HttpRequest, payout_id) -> HttpResponse:
     sandbox_actions = []
     if not request.livemode:
         if payout.status in payouts.TRANSITIONS[PayoutStatus.FAILED]:
-            sandbox_actions += [("complete", "Simulate completion"), ("fail", "Simulate failure")]
+            sandbox_actions += [("complete", gettext("Simulate completion")), ("fail", gettext("Simulate failure"))]
         if payout.status == PayoutStatus.COMPLETED:
-            sandbox_actions.append(("return", "Simulate return"))
+            sandbox_actions.append(("return", gettext("Simulate return")))
     return render(request, "payments/dashboard/payout_detail.html", {
         "payout": payout, "events": timeline(request, [str(payout.pk)]), "object_id": str(payout.pk),
         "sandbox_actions": sandbox_actions,
@@ -83,10 +86,12 @@ def payout_cancel(request: HttpRequest, payout_id) -> HttpResponse:
     try:
         payouts.payout_cancel(merchant=request.merchant, livemode=request.livemode, payout_id=payout.pk)
     except DomainError:
-        status = _payout_or_404(request, payout_id).get_status_display().lower()
-        messages.error(request, f"This payout can no longer be canceled: it is {status}.")
+        status = pgettext("payout status", _payout_or_404(request, payout_id).get_status_display()).lower()
+        messages.error(request, gettext("This payout can no longer be canceled: it is %(status)s.") % {
+            "status": status})
     else:
-        messages.success(request, f"Payout canceled; {brl(payout.amount + payout.fee)} is back in your balance.")
+        messages.success(request, gettext("Payout canceled; %(total)s is back in your balance.") % {
+            "total": brl(payout.amount + payout.fee)})
     return redirect("dashboard:payout_detail", payout_id=payout.pk)
 
 
@@ -113,9 +118,9 @@ def _payout_validate(request: HttpRequest, form: PayoutForm) -> dict | None:
             field = PayoutForm.FIELDS.get(problem.get("param") or "")
             message = problem["message"]
             if problem["code"] == "payout_limit_exceeded":
-                message = f"At most {brl(maximum)} per payout."
+                message = gettext("At most %(maximum)s per payout.") % {"maximum": brl(maximum)}
             elif problem["code"] == "amount_too_small":
-                message = ReaisField.default_error_messages["too_small"]
+                message = str(ReaisField.default_error_messages["too_small"])
             form.add_error(field, message.replace("pixKeyType", "key type").replace("pixKey", "the Pix key"))
         return None
 
@@ -124,11 +129,12 @@ def _payout_refusal(request: HttpRequest, form: PayoutForm, error: DomainError) 
     """Why the service refused: beside the amount for money and limits, else above the form."""
     if isinstance(error, InsufficientBalance):
         available = balance_get(merchant=request.merchant, livemode=request.livemode).available
-        form.add_error("amount", f"Insufficient balance: your available balance is {brl(available)}, and a payout "
-                                 "takes its amount plus the fee from it.")
+        form.add_error("amount", gettext("Insufficient balance: your available balance is %(available)s, and a payout "
+                                         "takes its amount plus the fee from it.") % {"available": brl(available)})
     elif isinstance(error, PayoutLimitExceeded):
         daily = policy.payout_daily_max(request.merchant)
-        form.add_error("amount", f"Today's payouts would exceed your daily limit of {brl(daily)}.")
+        form.add_error("amount", gettext("Today's payouts would exceed your daily limit of %(daily)s.") % {
+            "daily": brl(daily)})
     else:
         form.add_error(None, error.message)
 
@@ -156,12 +162,13 @@ def payout_new(request: HttpRequest) -> HttpResponse:
         payout = payouts.payout_create(merchant=request.merchant, livemode=request.livemode, data=data)
     except DuplicateReferenceId as error:
         existing = error.details[0]["existingId"]
-        messages.warning(request, "This payout was already sent (same reference id); nothing more was sent.")
+        messages.warning(request, gettext("This payout was already sent (same reference id); nothing more was sent."))
         return redirect("dashboard:payout_detail", payout_id=existing)
     except DomainError as error:
         _payout_refusal(request, form, error)
         return _payout_form(request, form, status=400)
-    messages.success(request, f"Payout of {brl(payout.amount)} sent to {payout.pix_key_type} key {payout.pix_key}.")
+    messages.success(request, gettext("Payout of %(amount)s sent to %(type)s key %(key)s.") % {
+        "amount": brl(payout.amount), "type": pgettext("pix key type", payout.pix_key_type), "key": payout.pix_key})
     return redirect("dashboard:payout_detail", payout_id=payout.pk)
 
 
@@ -175,8 +182,9 @@ def _payout_review(request: HttpRequest, form: PayoutForm, data: dict) -> HttpRe
     existing = payout_selectors.payout_list(merchant=request.merchant, livemode=request.livemode,
                                      reference_id=data["reference_id"]).first()
     if existing is not None:
-        form.add_error("reference_id", f"Already used by a payout of {brl(existing.amount)} created "
-                                       f"{sp_date(existing.created_at)}. Choose another reference id.")
+        form.add_error("reference_id", gettext("Already used by a payout of %(amount)s created %(day)s. Choose another "
+                                               "reference id.") % {"amount": brl(existing.amount),
+                                                                   "day": sp_date(existing.created_at)})
         return _payout_form(request, form, status=400)
     fee = policy.payout_fee(merchant=request.merchant, amount=data["amount"])
     available = balance_get(merchant=request.merchant, livemode=request.livemode).available

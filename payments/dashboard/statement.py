@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.views import merchant_required
 from config.api import timestamp
 from config.dates import sao_paulo_today
+from payments.dashboard import labels
 from payments.dashboard.forms import RangeForm
 from payments.dashboard.pages import keyset_page
 from payments.ledger import selectors as ledger_selectors
@@ -25,10 +29,39 @@ CSV_CHUNK = 2000
 
 
 LINE_LABELS = {
-    LineType.PAYIN: "Charge", LineType.PAYIN_FEE: "Charge fee", LineType.REFUND: "Refund",
-    LineType.PAYOUT: "Payout", LineType.PAYOUT_FEE: "Payout fee", LineType.PAYOUT_REVERSAL: "Payout reversal",
-    LineType.CHARGEBACK: "Chargeback", LineType.SETTLEMENT: "Card settlement", LineType.ADJUSTMENT: "Adjustment",
+    LineType.PAYIN: _("Charge"), LineType.PAYIN_FEE: _("Charge fee"), LineType.REFUND: _("Refund"),
+    LineType.PAYOUT: _("Payout"), LineType.PAYOUT_FEE: _("Payout fee"), LineType.PAYOUT_REVERSAL: _("Payout reversal"),
+    LineType.CHARGEBACK: _("Chargeback"), LineType.SETTLEMENT: _("Card settlement"),
+    LineType.ADJUSTMENT: _("Adjustment"),
 }
+
+
+# The ledger stores its movements' descriptions in English (the API and the CSV give them as stored); the page says
+# them in the merchant's language. An adjustment's description is the staff's own words, shown as written.
+FIXED_DESCRIPTIONS = {
+    "Card settlement": _("Card settlement"), "Chargeback": _("Chargeback"),
+    "Refund confirmed by the rail": _("Refund confirmed by the rail"),
+    "Refund failed: money returned to the balance": _("Refund failed: money returned to the balance"),
+    "Payout completed": _("Payout completed"),
+    "Payout returned by the receiving bank": _("Payout returned by the receiving bank"),
+}
+_CHARGE = re.compile(r"(PIX|CREDIT_CARD|BOLETO) charge")
+_REFUND = re.compile(r"Refund of charge (\S+)")
+_PAYOUT = re.compile(r"Pix payout to (\w+) key")
+
+
+def description_text(object_type: str, description: str) -> str:
+    if object_type == "adjustment":
+        return description
+    if description in FIXED_DESCRIPTIONS:
+        return str(FIXED_DESCRIPTIONS[description])
+    if match := _CHARGE.fullmatch(description):
+        return gettext("%(method)s charge") % {"method": labels.PAYMENT_METHOD_CODE[match[1]]}
+    if match := _REFUND.fullmatch(description):
+        return gettext("Refund of charge %(id)s") % {"id": match[1]}
+    if match := _PAYOUT.fullmatch(description):
+        return gettext("Pix payout to %(type)s key") % {"type": labels.PIX_KEY_TYPE.get(match[1], match[1])}
+    return description
 
 
 # --- Statement -------------------------------------------------------------------------------------------------------
@@ -44,7 +77,11 @@ def statement(request: HttpRequest) -> HttpResponse:
     charge_of_refund = {str(pk): payin_id for pk, payin_id in Refund.objects.filter(
         merchant=request.merchant, livemode=request.livemode, pk__in=refunds).values_list("pk", "payin_id")}
     lines = [{"entry": line, "label": LINE_LABELS.get(line.line_type, line.line_type),
-              "payin_id": _statement_payin(line, charge_of_refund)} for line in page["rows"]]
+              "payin_id": _statement_payin(line, charge_of_refund),
+              "description": description_text(line.transaction.object_type, line.transaction.description),
+              "object_label": labels.STATEMENT_OBJECT.get(line.transaction.object_type,
+                                                          line.transaction.object_type.capitalize())}
+             for line in page["rows"]]
     export = request.GET.copy()
     export.pop("cursor", None)
     return render(request, "payments/dashboard/statement.html", {

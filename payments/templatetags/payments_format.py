@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from django import template
+from django.utils.translation import gettext
 
 from config.dates import SAO_PAULO
 
@@ -32,6 +33,18 @@ def sp_datetime(value: object) -> str:
     """'20/11/2026 18:39' in Sao Paulo time. Naive datetimes are taken as already local, as Django's `date` does."""
     local = _to_sao_paulo(value)
     return local.strftime("%d/%m/%Y %H:%M") if isinstance(local, datetime) else ""
+
+
+@register.filter
+def sp_zoned(value: object, precision: str = "minutes") -> str:
+    """A date-time that says its zone, for the dashboard, in the active language: '20/11/2026 18:39 (Brasília time)',
+    '20/11/2026 18:39 (horário de Brasília)'; `sp_zoned:"seconds"` adds the seconds. The one filter both languages
+    use (sp_datetime stays bare: the payer's pages put it inside their own sentences, which name the zone)."""
+    local = _to_sao_paulo(value)
+    if not isinstance(local, datetime):
+        return ""
+    when = local.strftime("%d/%m/%Y %H:%M:%S" if precision == "seconds" else "%d/%m/%Y %H:%M")
+    return gettext("%(when)s (Brasília time)") % {"when": when}
 
 
 @register.filter
