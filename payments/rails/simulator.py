@@ -36,6 +36,13 @@ class SimulatorRail:
 
     def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
                        rail_token: str | None) -> CardResult:
+        # The simulated PSP's own books are written in one transaction of its own (a real PSP's are not ours to see):
+        # the caller never has one open around this call.
+        with transaction.atomic():
+            return self._card_authorize(key=key, livemode=livemode, amount=amount, card=card, rail_token=rail_token)
+
+    def _card_authorize(self, *, key: str, livemode: bool, amount: int, card: CardData | None,
+                        rail_token: str | None) -> CardResult:
         previous = self._repeat(key)
         if previous is not None:
             return self._card_result(previous)
@@ -70,12 +77,13 @@ class SimulatorRail:
     # --- Refunds -----------------------------------------------------------------------------------------------------
     def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str,
                       amount: int) -> OperationStatus:
-        previous = self._repeat(key)
-        if previous is None:
-            # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
-            status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
-            previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
-                                    reference=payin_key)
+        with transaction.atomic():  # the simulated PSP's books, as for card_authorize
+            previous = self._repeat(key)
+            if previous is None:
+                # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
+                status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
+                previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
+                                        reference=payin_key)
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
     def refund_status(self, *, key: str) -> OperationStatus:
