@@ -9,6 +9,7 @@ from typing import Any
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
 from accounts.signals import merchant_changed
@@ -17,12 +18,12 @@ from config.errors import DomainError, InvalidState
 
 class EmailTaken(DomainError):
     code = "email_taken"
-    message = "An account with this email already exists"
+    message = gettext_lazy("An account with this email already exists")
 
 
 class RejectionReasonRequired(DomainError):
     code = "reason_required"
-    message = "A rejection needs a reason; the merchant will see it"
+    message = gettext_lazy("A rejection needs a reason; the merchant will see it")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def _kyc_transition(*, merchant: Merchant, to: KycStatus, actor: User | None, ac
     updated = Merchant.objects.filter(pk=merchant.pk, kyc_status__in=sources, kyc_status=current).update(
         kyc_status=to, kyc_rejection_reason=shown_reason)
     if not updated:
-        raise InvalidState(f"KYC cannot move from {current} to {to}")
+        raise InvalidState(gettext("KYC cannot move from %(current)s to %(to)s") % {"current": current, "to": to})
     AccountEvent.objects.create(merchant=merchant, actor=actor, action=action, from_status=current, to_status=to,
                                 reason=reason)
     # Caches of the merchant (the API's key cache) drop it: live keys follow the KYC status from the next request on.
@@ -118,7 +119,7 @@ def merchant_suspend(*, merchant: Merchant, actor: User | None, reason: str = ""
     with transaction.atomic():
         if not Merchant.objects.filter(pk=merchant.pk, is_suspended=False).update(
                 is_suspended=True, suspended_at=timezone.now()):
-            raise InvalidState("The account is already suspended")
+            raise InvalidState(gettext("The account is already suspended"))
         AccountEvent.objects.create(merchant=merchant, actor=actor, action=AccountEvent.Action.SUSPENDED,
                                     from_status="active", to_status="suspended", reason=reason)
         merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)
@@ -129,7 +130,7 @@ def merchant_reactivate(*, merchant: Merchant, actor: User | None, reason: str =
     with transaction.atomic():
         if not Merchant.objects.filter(pk=merchant.pk, is_suspended=True).update(is_suspended=False,
                                                                                  suspended_at=None):
-            raise InvalidState("The account is not suspended")
+            raise InvalidState(gettext("The account is not suspended"))
         AccountEvent.objects.create(merchant=merchant, actor=actor, action=AccountEvent.Action.REACTIVATED,
                                     from_status="suspended", to_status="active", reason=reason)
         merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)

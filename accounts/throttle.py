@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
+from django.utils.translation import gettext, ngettext
 from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
@@ -115,12 +116,14 @@ def password_reset_attempt(*, email: str, ip: str) -> int | None:
 
 def wait_text(seconds: int) -> str:
     minutes = max(1, math.ceil(seconds / 60))
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return ngettext("%(minutes)s minute", "%(minutes)s minutes", minutes) % {"minutes": minutes}
 
 
+# In the active language: the dashboard's forms show them.
 def login_refused_message(seconds: int) -> str:
-    return f"Too many failed attempts; try again in {wait_text(seconds)} or reset your password."
+    return gettext("Too many failed attempts; try again in %(wait)s or reset your password.") % {
+        "wait": wait_text(seconds)}
 
 
 def password_reset_refused_message(seconds: int) -> str:
-    return f"Too many reset requests; try again in {wait_text(seconds)}."
+    return gettext("Too many reset requests; try again in %(wait)s.") % {"wait": wait_text(seconds)}

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
+from django.utils.functional import Promise, lazy
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -157,14 +158,35 @@ class ServiceUnavailable(DomainError):
     message = "The service is unavailable"
 
 
+def _plain(value: Any) -> Any:
+    """`value` with every lazy translation rendered as a str (in the active language: English in the API), so that
+    the body can be stored as JSON (an idempotent response) as well as sent."""
+    if isinstance(value, Promise):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def lazy_format(message: str, **values: Any) -> str:
+    """`message % values`, translated when it is used rather than now: for messages built at import time from a
+    `gettext_lazy` msgid with named placeholders (formatting a lazy string with % would translate it at once)."""
+    return _lazy_percent(message, values)
+
+
+_lazy_percent = lazy(lambda message, values: str(message) % values, str)
+
+
 def error_body(error: DomainError) -> dict:
     return {
         "error": {
             "type": error.type,
             "code": error.code,
-            "message": error.message,
+            "message": _plain(error.message),
             "param": error.param,
-            "details": error.details,
+            "details": _plain(error.details),
             "requestId": request_id_var.get(),
         }
     }

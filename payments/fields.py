@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.fields import empty
@@ -32,15 +34,15 @@ DOCUMENT_HELP = ("CPF (11 digits) or CNPJ (14 characters, alphanumeric allowed),
 
 # What is wrong with a document, by (the document its length makes it, fault): each names exactly that.
 DOCUMENT_MESSAGES = {
-    (None, documents.CHARACTERS): "Must have only digits, letters (a CNPJ's) and the punctuation '.', '-', '/' or "
-                                  "spaces.",
-    (None, documents.LENGTH): "Must be a CPF of 11 digits or a CNPJ of 14 characters, punctuation aside.",
-    ("CPF", documents.CHARACTERS): "A CPF (11 characters) has digits only.",
-    ("CPF", documents.REPEATED): "Must not be one digit repeated: no CPF is.",
-    ("CPF", documents.CHECK_DIGITS): "The CPF's check digits (its last two) are wrong.",
-    ("CNPJ", documents.CHECK_DIGIT_CHARACTERS): "The CNPJ's last two characters, its check digits, must be digits.",
-    ("CNPJ", documents.REPEATED): "Must not be one character repeated: no CNPJ is.",
-    ("CNPJ", documents.CHECK_DIGITS): "The CNPJ's check digits (its last two) are wrong.",
+    (None, documents.CHARACTERS): _("Must have only digits, letters (a CNPJ's) and the punctuation '.', '-', '/' "
+                                    "or spaces."),
+    (None, documents.LENGTH): _("Must be a CPF of 11 digits or a CNPJ of 14 characters, punctuation aside."),
+    ("CPF", documents.CHARACTERS): _("A CPF (11 characters) has digits only."),
+    ("CPF", documents.REPEATED): _("Must not be one digit repeated: no CPF is."),
+    ("CPF", documents.CHECK_DIGITS): _("The CPF's check digits (its last two) are wrong."),
+    ("CNPJ", documents.CHECK_DIGIT_CHARACTERS): _("The CNPJ's last two characters, its check digits, must be digits."),
+    ("CNPJ", documents.REPEATED): _("Must not be one character repeated: no CNPJ is."),
+    ("CNPJ", documents.CHECK_DIGITS): _("The CNPJ's check digits (its last two) are wrong."),
 }
 
 
@@ -160,7 +162,8 @@ class StrictChoiceField(serializers.ChoiceField):
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str) or data not in self.choices:
-            raise problem(f"Must be one of {', '.join(self.choices)}.", "invalid_choice")
+            raise problem(gettext("Must be one of %(choices)s.") % {"choices": ", ".join(self.choices)},
+                          "invalid_choice")
         return data
 
     def fast(self, data: Any) -> Any:
@@ -182,8 +185,9 @@ class ReferenceIdField(Rule, ExactCharField):
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         if not REFERENCE_ID.fullmatch(value):
             if len(value) > 64:
-                raise Invalid("Must be at most 64 characters.", "invalid_reference_id")
-            raise Invalid("Must have only letters, digits, '.', '_', ':' and '-' (no spaces).", "invalid_reference_id")
+                raise Invalid(gettext("Must be at most 64 characters."), "invalid_reference_id")
+            raise Invalid(gettext("Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."),
+                          "invalid_reference_id")
         return value
 
 
@@ -227,19 +231,20 @@ class MetadataField(Rule, serializers.Field):
 
     def clean(self, data: Any, context: Mapping, body: Mapping) -> dict:
         if not isinstance(data, dict):
-            raise Invalid("Must be a JSON object.", "invalid_metadata")
+            raise Invalid(gettext("Must be a JSON object."), "invalid_metadata")
         problems = []
         if len(data) > METADATA_MAX_KEYS:
-            problems.append(f"Must have at most {METADATA_MAX_KEYS} keys.")
+            problems.append(gettext("Must have at most %(maximum)s keys.") % {"maximum": METADATA_MAX_KEYS})
         if not all(isinstance(key, str) and 1 <= len(key) <= METADATA_KEY_MAX_LENGTH for key in data):
-            problems.append(f"Keys must be 1 to {METADATA_KEY_MAX_LENGTH} characters.")
+            problems.append(gettext("Keys must be 1 to %(maximum)s characters.") % {"maximum": METADATA_KEY_MAX_LENGTH})
         if not all(isinstance(value, str) for value in data.values()):
-            problems.append("Values must be strings.")
+            problems.append(gettext("Values must be strings."))
         elif any(len(value) > METADATA_VALUE_MAX_LENGTH for value in data.values()):
-            problems.append(f"Values must be at most {METADATA_VALUE_MAX_LENGTH} characters.")
+            problems.append(gettext("Values must be at most %(maximum)s characters.") % {
+                "maximum": METADATA_VALUE_MAX_LENGTH})
         # As for every other string of the API (DRF's CharField): PostgreSQL cannot store them (they were a 500).
         if any(UNSTORABLE.search(text) for item in data.items() for text in item if isinstance(text, str)):
-            problems.append("Keys and values must not contain NUL or surrogate characters.")
+            problems.append(gettext("Keys and values must not contain NUL or surrogate characters."))
         if problems:
             raise Invalid(problems[0], "invalid_metadata", *((message, "invalid_metadata") for message in problems[1:]))
         return dict(data)

@@ -16,6 +16,7 @@ import socket
 import threading
 
 from django.conf import settings
+from django.utils.translation import gettext, gettext_lazy
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
@@ -30,7 +31,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 class InvalidWebhookUrl(DomainError):
     code = "invalid_webhook_url"
-    message = "The webhook URL is not accepted"
+    message = gettext_lazy("The webhook URL is not accepted")
     validation_kind = True
 
 
@@ -146,45 +147,46 @@ def webhook_url_validate(url: str, *, param: str = "webhookUrl") -> str:
     and the address is checked again when we connect."""
 
     def refuse(reason: str) -> InvalidWebhookUrl:
-        return InvalidWebhookUrl(f"The webhook URL is not accepted: {reason}", param=param)
+        return InvalidWebhookUrl(gettext("The webhook URL is not accepted: %(reason)s") % {"reason": reason},
+                                 param=param)
 
     if not isinstance(url, str) or not url:
-        raise refuse("it is empty")
+        raise refuse(gettext("it is empty"))
     if len(url) > MAX_URL_LENGTH:
-        raise refuse(f"it is longer than {MAX_URL_LENGTH} characters")
+        raise refuse(gettext("it is longer than %(maximum)s characters") % {"maximum": MAX_URL_LENGTH})
     if "\\" in url or any(c.isspace() or ord(c) < 32 for c in url):
-        raise refuse("it contains a backslash, a space or a control character")
+        raise refuse(gettext("it contains a backslash, a space or a control character"))
     try:
         # Parsed as the delivery client (urllib3) parses it, so both see the same host.
         parts = parse_url(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except (LocationParseError, ValueError) as exc:
-        raise refuse("it is not a valid URL") from exc
+        raise refuse(gettext("it is not a valid URL")) from exc
     schemes = {"https", "http"} if settings.WEBHOOKS_ALLOW_HTTP else {"https"}
     if parts.scheme not in schemes:
-        raise refuse("it must start with https://")
+        raise refuse(gettext("it must start with https://"))
     if parts.auth is not None or "@" in (parts.netloc or ""):
-        raise refuse("it must not contain credentials")
+        raise refuse(gettext("it must not contain credentials"))
     host = (parts.host or "").strip("[]").rstrip(".").lower()
     if not host:
-        raise refuse("it has no host")
+        raise refuse(gettext("it has no host"))
     if "%" in host and parse_ip_literal(host.split("%")[0]) is None:
-        raise refuse("its host name is not valid")
+        raise refuse(gettext("its host name is not valid"))
     literal = parse_ip_literal(host)
     if literal is not None:
         if not allowed(literal):
-            raise refuse("its address is not public")
+            raise refuse(gettext("its address is not public"))
         return url
     if not _valid_host_name(host):
-        raise refuse("its host name is not valid")
+        raise refuse(gettext("its host name is not valid"))
     if host == "localhost" or host.endswith(".localhost"):
         if not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
-            raise refuse("its address is not public")
+            raise refuse(gettext("its address is not public"))
         return url
     try:
         addresses = resolve(host, port)
     except (OSError, UnicodeError):
         return url
     if not all(allowed(ipaddress.ip_address(a.split("%")[0])) for a in addresses):
-        raise refuse("its host resolves to an address that is not public")
+        raise refuse(gettext("its host resolves to an address that is not public"))
     return url

@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.utils.translation import gettext_lazy
 
 from accounts.models import Merchant
 from config import inserts
@@ -137,7 +138,7 @@ logger = logging.getLogger(__name__)
 
 class InsufficientBalance(DomainError):
     code = "insufficient_balance"
-    message = "Insufficient balance"
+    message = gettext_lazy("Insufficient balance")
 
 
 # --- Staff -----------------------------------------------------------------------------------------------------------

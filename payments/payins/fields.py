@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from config.api import StrictCharField
@@ -88,7 +89,7 @@ class ContactPresence(Presence):
 
     def presence(self, present: bool, body: Mapping) -> None:
         if not present and for_boleto_or_delivery(body):
-            raise Invalid("Required for BOLETO and for physical products.", "required")
+            raise Invalid(gettext("Required for BOLETO and for physical products."), "required")
 
 
 class MethodOptionsPresence(Presence):
@@ -100,9 +101,10 @@ class MethodOptionsPresence(Presence):
     def presence(self, present: bool, body: Mapping) -> None:
         current = payment_method(body)
         if not present and self.required_for_method and current == self.method:
-            raise Invalid(f"Required for {self.method}.", "required")
+            raise Invalid(gettext("Required for %(method)s.") % {"method": self.method}, "required")
         if present and current is not None and current != self.method:
-            raise Invalid(f"Allowed only when paymentMethod is {self.method}.", "not_allowed")
+            raise Invalid(gettext("Allowed only when paymentMethod is %(method)s.") % {"method": self.method},
+                          "not_allowed")
 
 
 class PaymentMethodField(StrictChoiceField):
@@ -134,7 +136,7 @@ class IpAddressField(Rule, ExactCharField):
         try:
             return str(ipaddress.ip_address(value))
         except ValueError:
-            raise Invalid("Must be a valid IPv4 or IPv6 address.", "invalid_ip_address") from None
+            raise Invalid(gettext("Must be a valid IPv4 or IPv6 address."), "invalid_ip_address") from None
 
 
 class EmailField(Rule, StrictCharField):
@@ -150,7 +152,7 @@ class EmailField(Rule, StrictCharField):
         try:
             _validate_email(value)
         except DjangoValidationError:
-            raise Invalid("Must be a valid email address.", "invalid_email") from None
+            raise Invalid(gettext("Must be a valid email address."), "invalid_email") from None
         return value
 
 
@@ -166,8 +168,8 @@ class PhoneField(ContactPresence, Rule, StrictCharField):
         phone = contact.normalize_phone(value)
         if phone is None:
             if not contact.phone_characters_valid(value):
-                raise Invalid("Must have only digits, spaces and + ( ) -.", "invalid_phone")
-            raise Invalid("Must have 10 to 13 digits (area code and number, the country code optional).",
+                raise Invalid(gettext("Must have only digits, spaces and + ( ) -."), "invalid_phone")
+            raise Invalid(gettext("Must have 10 to 13 digits (area code and number, the country code optional)."),
                           "invalid_phone")
         return phone
 
@@ -184,8 +186,8 @@ class ZipCodeField(Rule, StrictCharField):
         zip_code = contact.normalize_zip_code(value)
         if zip_code is None:
             if not contact.zip_code_characters_valid(value):
-                raise Invalid("Must have only digits, '-' and '.'.", "invalid_zip_code")
-            raise Invalid("Must be 8 digits (a CEP, such as 01310-100).", "invalid_zip_code")
+                raise Invalid(gettext("Must have only digits, '-' and '.'."), "invalid_zip_code")
+            raise Invalid(gettext("Must be 8 digits (a CEP, such as 01310-100)."), "invalid_zip_code")
         return zip_code
 
 
@@ -200,7 +202,7 @@ class StateField(Rule, StrictCharField):
     def clean(self, value: str, context: Mapping, body: Mapping) -> str:
         state = value.translate(_ASCII_UPPER)
         if state not in contact.UF_CODES:
-            raise Invalid("Must be one of the 27 UF codes, such as SP or RJ.", "invalid_state")
+            raise Invalid(gettext("Must be one of the 27 UF codes, such as SP or RJ."), "invalid_state")
         return state
 
 
@@ -213,15 +215,16 @@ class DueDateField(Rule, ExactCharField):
 
     def clean(self, value: str, context: Mapping, body: Mapping) -> date:
         if not _ISO_DATE.fullmatch(value):
-            raise Invalid("Must be a date written YYYY-MM-DD.", "invalid_date")
+            raise Invalid(gettext("Must be a date written YYYY-MM-DD."), "invalid_date")
         try:
             due_date = date.fromisoformat(value)
         except ValueError:
-            raise Invalid("Must be a day of the calendar (month 01 to 12, a day the month has).",
+            raise Invalid(gettext("Must be a day of the calendar (month 01 to 12, a day the month has)."),
                           "invalid_date") from None
         today: date = context["today"]
         if not today <= due_date <= today + timedelta(days=BOLETO_DUE_DAYS_MAX):
-            raise Invalid(f"Must be from today to {BOLETO_DUE_DAYS_MAX} days from today (America/Sao_Paulo).",
+            raise Invalid(gettext("Must be from today to %(days)s days from today (America/Sao_Paulo).") % {
+                "days": BOLETO_DUE_DAYS_MAX},
                           "invalid_due_date")
         return due_date
 
@@ -248,14 +251,15 @@ class CardNumberField(Rule, ExactCharField):
     def clean(self, number: str, context: Mapping, body: Mapping) -> str:
         if not _CARD_NUMBER.fullmatch(number):
             if not (number.isascii() and number.isdigit()):
-                raise Invalid("Must be digits only, without spaces or other characters.", "invalid_card_number")
-            raise Invalid("Must be 13 to 19 digits.", "invalid_card_number")
+                raise Invalid(gettext("Must be digits only, without spaces or other characters."),
+                              "invalid_card_number")
+            raise Invalid(gettext("Must be 13 to 19 digits."), "invalid_card_number")
         if not cards.luhn_valid(number):
-            raise Invalid("The card number is not valid: its check digit is wrong.", "invalid_card_number")
+            raise Invalid(gettext("The card number is not valid: its check digit is wrong."), "invalid_card_number")
         if cards.brand(number) is None:
-            raise Invalid("The card brand is not supported.", "unsupported_card_brand")
+            raise Invalid(gettext("The card brand is not supported."), "unsupported_card_brand")
         if not context["livemode"] and number not in cards.TEST_CARDS:
-            raise Invalid("Test mode accepts only the test card numbers.", "live_card_in_test_mode")
+            raise Invalid(gettext("Test mode accepts only the test card numbers."), "live_card_in_test_mode")
         return number
 
 
@@ -270,8 +274,8 @@ class ExpirationMonthField(Rule, ExactCharField):
     def clean(self, month: str, context: Mapping, body: Mapping) -> str:
         if not _MONTH.fullmatch(month):
             if not _TWO_DIGITS.fullmatch(month):
-                raise Invalid("Must be the month as two digits, such as 03.", "invalid_expiration_month")
-            raise Invalid("Must be a month from 01 to 12.", "invalid_expiration_month")
+                raise Invalid(gettext("Must be the month as two digits, such as 03."), "invalid_expiration_month")
+            raise Invalid(gettext("Must be a month from 01 to 12."), "invalid_expiration_month")
         return month
 
 
@@ -285,10 +289,10 @@ class ExpirationYearField(Rule, ExactCharField):
 
     def clean(self, year: str, context: Mapping, body: Mapping) -> str:
         if not _YEAR.fullmatch(year):
-            raise Invalid("Must be the year as YYYY or YY.", "invalid_expiration_year")
+            raise Invalid(gettext("Must be the year as YYYY or YY."), "invalid_expiration_year")
         full_year = f"20{year}" if len(year) == 2 else year
         if int(full_year) < context["today"].year:
-            raise Invalid("The card has expired.", "expired_card")
+            raise Invalid(gettext("The card has expired."), "expired_card")
         return full_year
 
 
@@ -305,6 +309,6 @@ class CvvField(Rule, ExactCharField):
     def clean(self, cvv: str, context: Mapping, body: Mapping) -> str:
         if not _CVV.fullmatch(cvv):
             if not (cvv.isascii() and cvv.isdigit()):
-                raise Invalid("Must be digits only.", "invalid_cvv")
-            raise Invalid("Must be 3 digits, or 4 for American Express.", "invalid_cvv")
+                raise Invalid(gettext("Must be digits only."), "invalid_cvv")
+            raise Invalid(gettext("Must be 3 digits, or 4 for American Express."), "invalid_cvv")
         return cvv

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
 from config.celery import task_enqueue
@@ -38,7 +39,7 @@ class RefundNotSupported(DomainError):
     status_code = 409
     type = "conflict"
     code = "refund_not_supported"
-    message = "Boleto charges cannot be refunded"
+    message = gettext_lazy("Boleto charges cannot be refunded")
 
 
 # --- Refunds ---------------------------------------------------------------------------------------------------------
@@ -83,14 +84,14 @@ def _refund_hold(*, merchant: Merchant, livemode: bool, payin_id, amount: int | 
         if payin.payment_method == PaymentMethod.BOLETO:
             raise RefundNotSupported()
         if payin.status not in (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED):
-            raise InvalidState(f"A {payin.status} charge cannot be refunded")
+            raise InvalidState(gettext("A %(status)s charge cannot be refunded") % {"status": payin.status})
         left = payin.amount - payin.refunded_amount
         if amount is None:
             amount = left
         if amount < 1 or amount > left:
             raise ValidationFailed(param="amount", details=[{
                 "param": "amount", "code": "refund_exceeds_remaining",
-                "message": f"At most {left} cents of this charge can still be refunded."}])
+                "message": gettext("At most %(left)s cents of this charge can still be refunded.") % {"left": left}}])
         accounts = ledger.lock(merchant=payin.merchant, livemode=livemode)
         if accounts[AccountKind.AVAILABLE].balance < amount:
             raise InsufficientBalance()

@@ -4,6 +4,7 @@ paying, a bank charging back), and its notification goes through the same path a
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from accounts.models import Merchant
 from config.errors import InvalidState
@@ -27,13 +28,15 @@ def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
         if action == "pay":
             if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in transitions.TRANSITIONS[
                     PayinStatus.PAID]:
-                raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be paid")
+                raise InvalidState(gettext("A %(status)s %(method)s charge cannot be paid") % {
+                    "status": payin.status, "method": payin.payment_method})
             body = simulator.simulate_payment(key=str(payin.pk), livemode=False, amount=payin.amount,
                                               txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero)
         else:
             if payin.payment_method == PaymentMethod.BOLETO or payin.status not in transitions.TRANSITIONS[
                     PayinStatus.CHARGEBACK]:
-                raise InvalidState(f"A {payin.status} {payin.payment_method} charge cannot be charged back")
+                raise InvalidState(gettext("A %(status)s %(method)s charge cannot be charged back") % {
+                    "status": payin.status, "method": payin.payment_method})
             body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,
                                                  amount=payin.amount)
         notification_receive(rail_name="simulator", body=body)

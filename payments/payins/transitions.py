@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import F
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 from accounts.models import Merchant
 from config import readcache
@@ -71,7 +71,7 @@ def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "",
     updated = Payin.objects.filter(pk=payin.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
                                                                                     **changes)
     if not updated:
-        raise InvalidState(f"A {source} charge cannot become {to}")
+        raise InvalidState(gettext("A %(source)s charge cannot become %(to)s") % {"source": source, "to": to})
     readcache.changed(readcache.key("payin", payin.pk))
     payin.status = to
     payin.updated_at = now

@@ -20,6 +20,7 @@ from datetime import UTC, timedelta
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
 from config import cache as shared_cache
@@ -58,18 +59,18 @@ class DuplicateReferenceId(DomainError):
     status_code = 409
     type = "conflict"
     code = "duplicate_reference_id"
-    message = "A payout with this referenceId already exists"
+    message = gettext_lazy("A payout with this referenceId already exists")
 
 
 class PayoutLimitExceeded(DomainError):
     code = "payout_limit_exceeded"
-    message = "The payout exceeds the merchant's limit"
+    message = gettext_lazy("The payout exceeds the merchant's limit")
     validation_kind = True
 
 
 class BeneficiaryMismatch(DomainError):  # reported by payouts.validation, by code
     code = "beneficiary_mismatch"
-    message = "The beneficiary document is not the document of the Pix key"
+    message = gettext_lazy("The beneficiary document is not the document of the Pix key")
     validation_kind = True
 
 
@@ -106,7 +107,8 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
             used = _daily_total_add(payout, amount)
             if used > daily_max:
                 raise PayoutLimitExceeded(
-                    f"The day's payouts would reach {used} cents; the daily limit is {daily_max}", param="amount")
+                    gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
+                        "used": used, "daily_max": daily_max}, param="amount")
             if accounts[AccountKind.AVAILABLE].balance < amount + fee:
                 raise InsufficientBalance()
             ledger.post(merchant=merchant, livemode=livemode, object_type="payout", object_id=str(payout.id),
@@ -124,7 +126,8 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payout:
             raise
         raise DuplicateReferenceId(param="referenceId", details=[{
             "param": "referenceId", "code": "duplicate_reference_id",
-            "message": "A payout with this referenceId already exists.", "existingId": str(existing)}]) from None
+            "message": gettext("A payout with this referenceId already exists."),
+            "existingId": str(existing)}]) from None
     return payout
 
 
@@ -194,7 +197,7 @@ def _transition(payout: Payout, *, to: str, now=None, **changes) -> Payout:
     source = payout.status
     if not Payout.objects.filter(pk=payout.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
                                                                                   **changes):
-        raise InvalidState(f"A {source} payout cannot become {to}")
+        raise InvalidState(gettext("A %(source)s payout cannot become %(to)s") % {"source": source, "to": to})
     payout.status = to
     payout.updated_at = now
     for name, value in changes.items():
@@ -335,7 +338,8 @@ def payout_simulate(*, merchant: Merchant, payout_id, action: str) -> Payout:
                "fail": {PayoutStatus.PENDING, PayoutStatus.PROCESSING},
                "return": {PayoutStatus.COMPLETED}}[action]
     if payout.status not in allowed:
-        raise InvalidState(f"A {payout.status} payout cannot be simulated to {action}")
+        raise InvalidState(gettext("A %(status)s payout cannot be simulated to %(action)s") % {
+            "status": payout.status, "action": action})
     if action == "complete" and payout.status == PayoutStatus.PENDING:
         payout_start(payout_id=payout.pk)
     rails.by_name("simulator").simulate_payout(key=str(payout.pk), livemode=False, amount=payout.amount,

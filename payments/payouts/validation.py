@@ -27,12 +27,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from accounts.models import Merchant
 from config.api import NOT_SURE, StrictCharField, StrictIntegerField, StrictSerializer
-from config.errors import as_domain_error
+from config.errors import as_domain_error, lazy_format
 from config.schema import Const, Documented
 from payments import policy
 from payments.fast_path import compile_fast_path
@@ -57,34 +59,37 @@ DESCRIPTION_MAX_LENGTH = 140
 # each message names exactly that, and none repeats the key.
 PIX_KEY_MESSAGES = {
     "CPF": {
-        documents.CHARACTERS: "Must be digits only, without punctuation or spaces, for pixKeyType CPF.",
-        documents.LENGTH: "Must be 11 digits, for pixKeyType CPF.",
-        documents.REPEATED: "Must not be one digit repeated: no CPF is.",
-        documents.CHECK_DIGITS: "The CPF's check digits (its last two) are wrong.",
+        documents.CHARACTERS: _("Must be digits only, without punctuation or spaces, for pixKeyType CPF."),
+        documents.LENGTH: _("Must be 11 digits, for pixKeyType CPF."),
+        documents.REPEATED: _("Must not be one digit repeated: no CPF is."),
+        documents.CHECK_DIGITS: _("The CPF's check digits (its last two) are wrong."),
     },
     "CNPJ": {
-        documents.CHARACTERS: "Must be digits and uppercase letters only, without punctuation or spaces, for "
-                              "pixKeyType CNPJ.",
-        documents.LENGTH: "Must be 14 characters, for pixKeyType CNPJ.",
-        documents.CHECK_DIGIT_CHARACTERS: "The CNPJ's last two characters, its check digits, must be digits.",
-        documents.REPEATED: "Must not be one character repeated: no CNPJ is.",
-        documents.CHECK_DIGITS: "The CNPJ's check digits (its last two) are wrong.",
+        documents.CHARACTERS: _("Must be digits and uppercase letters only, without punctuation or spaces, for "
+                                "pixKeyType CNPJ."),
+        documents.LENGTH: _("Must be 14 characters, for pixKeyType CNPJ."),
+        documents.CHECK_DIGIT_CHARACTERS: _("The CNPJ's last two characters, its check digits, must be digits."),
+        documents.REPEATED: _("Must not be one character repeated: no CNPJ is."),
+        documents.CHECK_DIGITS: _("The CNPJ's check digits (its last two) are wrong."),
     },
     "EMAIL": {
-        documents.LENGTH: f"Must be at most {EMAIL_MAX_LENGTH} characters, for pixKeyType EMAIL.",
-        documents.CHARACTERS: "Must be ASCII characters only, for pixKeyType EMAIL.",
-        pix_keys.FORMAT: "Must be an email address (a name, @ and a domain with a dot), for pixKeyType EMAIL.",
+        documents.LENGTH: lazy_format(_("Must be at most %(maximum)s characters, for pixKeyType EMAIL."),
+                                      maximum=EMAIL_MAX_LENGTH),
+        documents.CHARACTERS: _("Must be ASCII characters only, for pixKeyType EMAIL."),
+        pix_keys.FORMAT: _("Must be an email address (a name, @ and a domain with a dot), for pixKeyType EMAIL."),
     },
     "PHONE": {
-        documents.CHARACTERS: "Must be digits only after an optional +, without spaces, dashes or parentheses, for "
-                              "pixKeyType PHONE.",
-        pix_keys.COUNTRY_CODE: "Must start with +55, Brazil's country code, for pixKeyType PHONE.",
-        pix_keys.FORMAT: "Must be +55, a two-digit area code without a 0, then 8 digits or 9 starting with 9, for "
-                         "pixKeyType PHONE.",
+        documents.CHARACTERS: _("Must be digits only after an optional +, without spaces, dashes or parentheses, "
+                                "for pixKeyType PHONE."),
+        pix_keys.COUNTRY_CODE: _("Must start with +55, Brazil's country code, for pixKeyType PHONE."),
+        pix_keys.FORMAT: _("Must be +55, a two-digit area code without a 0, then 8 digits or 9 starting with 9, "
+                           "for pixKeyType PHONE."),
     },
     "EVP": {
-        documents.LENGTH: f"Must be {pix_keys.EVP_LENGTH} characters, for pixKeyType EVP.",
-        pix_keys.FORMAT: "Must be a UUID: hex digits in groups of 8-4-4-4-12 joined by '-', for pixKeyType EVP.",
+        documents.LENGTH: lazy_format(_("Must be %(length)s characters, for pixKeyType EVP."),
+                                      length=pix_keys.EVP_LENGTH),
+        pix_keys.FORMAT: _("Must be a UUID: hex digits in groups of 8-4-4-4-12 joined by '-', for pixKeyType "
+                           "EVP."),
     },
 }
 
@@ -104,10 +109,11 @@ class _PayoutAmountField(Rule, StrictIntegerField):
 
     def clean(self, amount: int, context: Mapping, body: Mapping) -> int:
         if amount < 1:
-            raise Invalid("Must be at least 1 cent.", "amount_too_small")
+            raise Invalid(gettext("Must be at least 1 cent."), "amount_too_small")
         maximum = policy.payout_max_amount(context["merchant"])
         if amount > maximum:
-            raise Invalid(f"Must be at most {maximum} cents, this account's maximum per payout.",
+            raise Invalid(gettext("Must be at most %(maximum)s cents, this account's maximum per payout.") % {
+                "maximum": maximum},
                           "payout_limit_exceeded")
         return amount
 
@@ -170,7 +176,8 @@ class _BeneficiaryDocumentField(DocumentField):
         if key_type in ("CPF", "CNPJ"):
             key = normalize_pix_key(key_type, body.get("pixKey"))
             if key is not None and key != document:
-                raise Invalid(f"Must be the same document as pixKey when pixKeyType is {key_type}.",
+                raise Invalid(gettext("Must be the same document as pixKey when pixKeyType is %(type)s.") % {
+                    "type": key_type},
                               "beneficiary_mismatch")
         return document
 

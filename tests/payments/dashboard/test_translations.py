@@ -204,6 +204,17 @@ PAGES = {
                             "com sua nova senha"),
     "not-found-anonymous": ("anonymous:/dashboard/nothing-here/", "There is nothing at this address.",
                             "Não há nada neste endereço."),
+    # The services' refusals, in the dashboard's language (the API keeps them in English: see the test below).
+    "payout-insufficient-balance": ("payout-insufficient-balance", "Insufficient balance: your available balance is",
+                                    "Saldo insuficiente: seu saldo disponível é de"),
+    "payout-invalid-pix-key": ("payout-invalid-pix-key", "Must be 11 digits, for key type CPF.",
+                               "Deve ter 11 dígitos, para uma chave do tipo CPF."),
+    "refund-refused": ("refund-refused", "Boleto charges cannot be refunded",
+                       "Cobranças por boleto não podem ser estornadas"),
+    "endpoint-private-url": ("endpoint-private-url", "The webhook URL is not accepted: its address is not public",
+                             "A URL do webhook não é aceita: o endereço dela não é público"),
+    "login-throttled": ("login-throttled", "Too many failed attempts; try again in 15 minutes",
+                        "Tentativas demais sem sucesso; tente de novo em 15 minutos"),
 }
 
 
@@ -232,6 +243,29 @@ def render(client, shop, name: str, headers: dict) -> str:
         return _ok(client.post("/dashboard/payouts/new/", {"amount": "dez", "pix_key_type": "EMAIL", "pix_key": "",
                                                             "reference_id": "", "action": "review"}, **headers),
                    status=400)
+    if where in ("payout-insufficient-balance", "payout-invalid-pix-key"):
+        form = {"amount": "10,00", "pix_key_type": "EMAIL", "pix_key": "ana@example.com",
+                "beneficiary_name": "Fornecedor Ltda", "reference_id": "payout-refused-1", "action": "confirm"}
+        if where == "payout-insufficient-balance":
+            form["amount"] = "20.000,00"  # under the per-payout maximum, above the balance
+        else:
+            form.update(pix_key_type="CPF", pix_key="123", action="review")
+        return _ok(client.post("/dashboard/payouts/new/", form, **headers), status=400)
+    if where == "refund-refused":
+        response = client.post(f"/dashboard/charges/{objects['boleto'].pk}/refund/",
+                               {"amount": "", "reason": "", "token": "refund-refused-1"}, **headers)
+        assert response.status_code == 302, response.status_code
+        return _ok(client.get(response["Location"], **headers))
+    if where == "endpoint-private-url":
+        return _ok(client.post("/dashboard/webhooks/endpoints/", {"url": "https://10.0.0.7/hooks",
+                                                                  "description": "Servidor de pedidos"}, **headers),
+                   status=400)
+    if where == "login-throttled":
+        client.logout()
+        for attempt in range(6):
+            response = client.post("/dashboard/login/", {"username": "ana@example.com",
+                                                         "password": f"wrong-{attempt}"}, **headers)
+        return _ok(response, status=429)
     if where == "new-key":
         client.get("/dashboard/integrations/", **headers)
         nonce = client.session["apikey_form_nonce"]
@@ -398,3 +432,38 @@ def test_the_password_reset_email_follows_the_language(client, shop):
     client.post("/dashboard/password-reset/", {"email": "ana@example.com"}, **PT)
 
     assert "Alguém pediu para redefinir a senha" in mail.outbox[-1].body
+
+
+# --- The API keeps its English ----------------------------------------------------------------------------------------
+def test_the_api_answers_the_refusals_the_dashboard_translates_in_english_whatever_the_browser_asks(api):
+    """The same refusals as the pages above, through POST /payout with `Accept-Language: pt-BR`: the whole body is
+    the English one; a stored idempotent answer (JSON in the database) replays it byte for byte."""
+
+    def post(body: dict, **headers):
+        response = api.post("/payout", body, format="json", HTTP_ACCEPT_LANGUAGE="pt-BR,pt;q=0.9", **headers)
+        assert response["Content-Type"] == "application/json"
+        assert response.get("Content-Language", "en") == "en"
+        return response.status_code, response.json(), response["X-Request-Id"]
+
+    def body(**error) -> dict:
+        return {"error": {"type": "invalid_request_error", "param": None, "details": [], **error}}
+
+    valid = {"amount": 1000, "pixKeyType": "EMAIL", "pixKey": "ana@example.com", "referenceId": "payout-en-1"}
+
+    status, got, request_id = post({**valid, "pixKeyType": "CPF", "pixKey": "123"})
+    assert (status, got) == (400, body(code="validation_error", message="The request has invalid fields",
+                                       param="pixKey", requestId=request_id, details=[{
+                                           "param": "pixKey", "code": "invalid_pix_key",
+                                           "message": "Must be 11 digits, for pixKeyType CPF."}]))
+
+    status, got, request_id = post(valid)
+    assert (status, got) == (400, body(code="insufficient_balance", message="Insufficient balance",
+                                       requestId=request_id))
+
+    private = {**valid, "webhookUrl": "https://10.0.0.7/hooks"}
+    expected = body(code="invalid_webhook_url", message="The webhook URL is not accepted", param="webhookUrl",
+                    details=[{"param": "webhookUrl", "code": "invalid_webhook_url",
+                              "message": "The webhook URL is not accepted: its address is not public"}])
+    for _ in range(2):  # the first answer is stored under the key, the second replays it
+        status, got, request_id = post(private, HTTP_IDEMPOTENCY_KEY="payout-en-private")
+        assert (status, got) == (400, {"error": {**expected["error"], "requestId": got["error"]["requestId"]}})

@@ -16,7 +16,7 @@ from uuid import UUID
 
 import pytest
 from django.db.models import Sum
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from config import dates
 from payments.formats import boleto
@@ -384,10 +384,12 @@ def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, m
         charge = create(api, body_of("CREDIT_CARD", 10_000, reference=f"race-{round_number}"))
 
         def act(i: int, charge_id=charge["id"]):
-            if i == 0:
-                return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="chargeback").status
-            return refunds.refund_create(merchant=merchant, livemode=False, payin_id=charge_id, amount=1_000,
-                                          reason="")
+            with translation.override("en"):  # as the API calls them (a new thread has the default language)
+                if i == 0:
+                    return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id,
+                                                        action="chargeback").status
+                return refunds.refund_create(merchant=merchant, livemode=False, payin_id=charge_id, amount=1_000,
+                                              reason="")
 
         chargeback, refund = run_in_threads(2, act)
         payin = Payin.objects.get(pk=charge["id"])
