@@ -1,6 +1,8 @@
 import os
 
 from celery import Celery
+from celery.signals import task_prerun
+from django.utils import translation
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -20,3 +22,10 @@ def task_enqueue(name: str, *, countdown: float | None = None, **kwargs) -> None
         task.delay(**kwargs)
     else:
         task.apply_async(kwargs=kwargs, countdown=countdown)
+
+
+@task_prerun.connect
+def _english(**kwargs) -> None:
+    """Tasks write what merchants' systems and operators read (events, logs): in English, as the API answers,
+    whatever LANGUAGE_CODE the dashboard defaults to. Per task: a worker's threads each keep their own language."""
+    translation.activate("en")

@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, no_translations
 
 from accounts import services
 from accounts.models import User
@@ -13,6 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="")
         parser.add_argument("--approve", action="store_true", help="Mark the KYC approved, so live keys work.")
 
+    @no_translations  # operators read English, whatever LANGUAGE_CODE the dashboard uses
     def handle(self, *args, email: str, password: str, name: str, approve: bool, **options) -> None:
         try:
             merchant = services.merchant_signup(email=email, password=password, name=name or email.split("@")[0])

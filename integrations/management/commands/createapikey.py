@@ -1,6 +1,6 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, no_translations
 
 from accounts.models import Merchant
 from config.errors import DomainError
@@ -15,6 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--mode", choices=["test", "live"], default="test")
         parser.add_argument("--label", default="")
 
+    @no_translations  # operators read English, whatever LANGUAGE_CODE the dashboard uses
     def handle(self, *args, email: str, mode: str, label: str, **options) -> None:
         merchant = Merchant.objects.filter(owner__email=email.lower()).first()
         if merchant is None:

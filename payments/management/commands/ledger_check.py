@@ -1,6 +1,6 @@
 """Verify every invariant of the ledger; exit non-zero naming what drifted."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, no_translations
 from django.db import connection, transaction
 from django.db.models import Count, F, Sum, Window
 
@@ -23,6 +23,7 @@ PAID_STATUSES = [PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED, PayinStatus.R
 class Command(BaseCommand):
     help = "Check the ledger: balances equal their entries, transactions and merchants sum to zero."
 
+    @no_translations  # operators read English, whatever LANGUAGE_CODE the dashboard uses
     def handle(self, *args, **options) -> None:
         # One consistent snapshot: read while movements commit, separate queries would see different moments and
         # report drift that is not there.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, no_translations
 from django.db import transaction
 
 from accounts.models import Merchant
@@ -27,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, default=7,
                             help="São Paulo days back from today to recompute (default 7); 0 for every day")
 
+    @no_translations  # operators read English, whatever LANGUAGE_CODE the dashboard uses
     def handle(self, *args, days: int, **options) -> None:
         payouts = Payout.objects.all()
         if days:

@@ -9,7 +9,7 @@ unless told --force: a staff user whose password any operator can print has no p
 import json
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, no_translations
 from django.db import transaction
 
 from accounts import services
@@ -39,6 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the credentials as one JSON object.")
         parser.add_argument("--force", action="store_true", help="Run even on a production-like setup.")
 
+    @no_translations  # operators read English, whatever LANGUAGE_CODE the dashboard uses
     def handle(self, *args, **options) -> None:
         if not development_database() and not options["force"]:
             raise CommandError("seed_demo creates a demo merchant and a staff user whose passwords it prints: run it "
