@@ -106,9 +106,7 @@ def token_ensure(key: str) -> None:
 
 
 def _flag_path(key: str) -> Path:
-    folder = Path(settings.LOCAL_DIR) / "flags"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / key.replace(":", "-").replace("/", "-")
+    return Path(settings.LOCAL_DIR) / "flags" / key.replace(":", "-").replace("/", "-")
 
 
 def flag_set(key: str, *, seconds: int) -> bool:
@@ -117,10 +115,12 @@ def flag_set(key: str, *, seconds: int) -> bool:
     if redis_client() is not None:
         return set_if_absent(key, "1", seconds=seconds)
     path = _flag_path(key)
-    for _ in range(2):
+    for _ in range(3):
         try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             return True
+        except FileNotFoundError:  # the first flag of this installation: its folder, made once, not per payout
+            path.parent.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
             try:
                 if time.time() - path.stat().st_mtime < seconds:
