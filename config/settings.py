@@ -147,7 +147,7 @@ CELERY_BEAT_SCHEDULE = {
     "events-purge": {"task": "webhooks.tasks.events_purge", "schedule": 3600.0},
     "payins-expire": {"task": "payments.payins.tasks.payins_expire", "schedule": 30.0},
     "card-settlements-release": {"task": "payments.payins.tasks.card_settlements_release", "schedule": 300.0},
-    "rail-reconcile": {"task": "payments.payins.tasks.rail_reconcile", "schedule": 60.0},
+    "rail-reconcile": {"task": "payments.inbound.tasks.rail_reconcile", "schedule": 60.0},
     "payouts-reconcile": {"task": "payments.payouts.tasks.payouts_reconcile", "schedule": 20.0},
 }
 
@@ -255,6 +255,21 @@ PAYMENTS_RAIL = env.str("PAYMENTS_RAIL", default="simulator")
 # Live mode on the simulator moves no money: `check --deploy` (DEBUG off) refuses it unless this says it is meant.
 ALLOW_SIMULATED_LIVE_MODE = env.bool("ALLOW_SIMULATED_LIVE_MODE", default=False)
 PIX_KEY = env.str("PIX_KEY", default="123e4567-e12b-12d1-a456-426655440000")
+# The Efí rail (PAYMENTS_RAIL=efi): its API Pix over mutual TLS with OAuth2 client credentials. EFI_CERT_FILE is one
+# PEM with the client certificate and its key (README, "Connecting Efí"); EFI_CA_FILE the CA bundle for Efí's server
+# certificate when the system's is not the one to trust. The sandbox host is https://pix-h.api.efipay.com.br.
+EFI_BASE_URL = env.str("EFI_BASE_URL", default="https://pix.api.efipay.com.br").rstrip("/")
+EFI_CLIENT_ID = env.str("EFI_CLIENT_ID", default="")
+EFI_CLIENT_SECRET = env.str("EFI_CLIENT_SECRET", default="")
+EFI_CERT_FILE = env.str("EFI_CERT_FILE", default="")
+EFI_CA_FILE = env.str("EFI_CA_FILE", default="")
+EFI_TIMEOUT_SECONDS = env.float("EFI_TIMEOUT_SECONDS", default=10.0)
+# The secret in the notification URL registered with Efí (at least 16 URL-safe characters): a notification without it
+# moves nothing. EFI_WEBHOOK_MTLS=true when the HTTPS front end checks Efí's client certificate itself (see README).
+EFI_WEBHOOK_SECRET = env.str("EFI_WEBHOOK_SECRET", default="")
+EFI_WEBHOOK_MTLS = env.bool("EFI_WEBHOOK_MTLS", default=False)
+# How far back `rail_reconcile` asks the rail for received Pix the notifications may have missed.
+RAIL_RECONCILE_HOURS = env.float("RAIL_RECONCILE_HOURS", default=6.0)
 PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")
 PIX_ISPB = env.str("PIX_ISPB", default="00000000")
 BOLETO_BANK_CODE = env.str("BOLETO_BANK_CODE", default="001")

@@ -11,6 +11,7 @@ from config.views import HealthApi, baseline
 from integrations import urls as integration_urls
 from payments import api_urls as payment_api_urls
 from payments.dashboard import urls as payment_dashboard_urls
+from payments.inbound import urls as rail_urls
 from webhooks import api_urls as webhook_api_urls
 from webhooks import urls as webhook_urls
 
@@ -39,6 +40,7 @@ urlpatterns = [
     path("dashboard/language/", set_language, name="set_language"),
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include(("payments.hosted.urls", "pay"))),
+    path("", include((rail_urls.urlpatterns, "rails"))),
     *api_patterns,
 ]
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import ssl
+
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
@@ -19,3 +22,55 @@ def simulated_live_mode_check(app_configs, **kwargs) -> list:
         hint="Set PAYMENTS_RAIL to a real rail, or ALLOW_SIMULATED_LIVE_MODE=true for a demo or staging deployment "
              "(live API responses then carry `Pagamentos-Simulated: true` and the dashboard's live mode a banner).",
         id="payments.E001")]
+
+
+@register(Tags.security, deploy=True)
+def efi_settings_check(app_configs, **kwargs) -> list:
+    """With PAYMENTS_RAIL=efi, every setting the rail needs is there and readable: a deployment fails here, not on
+    its first payment."""
+    if settings.PAYMENTS_RAIL != "efi":
+        return []
+    errors = []
+    for name in ("EFI_BASE_URL", "EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY"):
+        if not getattr(settings, name):
+            errors.append(Error(f"PAYMENTS_RAIL=efi needs {name}.", id="payments.E002"))
+    if settings.EFI_BASE_URL and not settings.EFI_BASE_URL.startswith("https://"):
+        errors.append(Error(f"EFI_BASE_URL must be https:// (it is {settings.EFI_BASE_URL}).", id="payments.E003"))
+    if settings.EFI_CERT_FILE:
+        problem = _certificate_problem(settings.EFI_CERT_FILE)
+        if problem:
+            errors.append(Error(f"EFI_CERT_FILE ({settings.EFI_CERT_FILE}): {problem}",
+                                hint="One PEM with the client certificate and its unencrypted key; from Efí's .p12: "
+                                     "openssl pkcs12 -in cert.p12 -out cert.pem -nodes -password pass:",
+                                id="payments.E004"))
+    if settings.EFI_CA_FILE:
+        try:
+            ssl.create_default_context(cafile=settings.EFI_CA_FILE)
+        except (OSError, ssl.SSLError) as exc:
+            errors.append(Error(f"EFI_CA_FILE ({settings.EFI_CA_FILE}) is not a readable CA bundle: {exc}",
+                                id="payments.E005"))
+    if not WEBHOOK_SECRET.fullmatch(settings.EFI_WEBHOOK_SECRET):
+        errors.append(Error("EFI_WEBHOOK_SECRET must be at least 16 URL-safe characters (letters, digits, - and _): "
+                            "it is the secret in the notification URL, without which a notification moves nothing.",
+                            hint="python -c 'import secrets; print(secrets.token_urlsafe(32))'", id="payments.E006"))
+    if not settings.PUBLIC_BASE_URL.startswith("https://"):
+        errors.append(Error("PAYMENTS_RAIL=efi needs an https:// PUBLIC_BASE_URL: Efí only notifies https URLs.",
+                            id="payments.E007"))
+    return errors
+
+
+WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{16,}")
+
+
+def _certificate_problem(path: str) -> str:
+    """Why the file cannot serve as the client certificate, or ""."""
+    context = ssl.create_default_context()
+    try:
+        context.load_cert_chain(path)
+    except FileNotFoundError:
+        return "no such file"
+    except PermissionError:
+        return "not readable by this user"
+    except (OSError, ssl.SSLError) as exc:
+        return f"not a PEM with a certificate and its unencrypted key ({exc})"
+    return ""

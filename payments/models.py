@@ -132,7 +132,9 @@ class Payin(models.Model):
     # The hosted payment page and the QR image are public behind this unguessable token (SPEC §3.5).
     public_token = models.CharField(max_length=43, unique=True)
     # PIX
-    pix_txid = models.CharField(max_length=25, null=True, blank=True, unique=True)
+    # 25 characters on the simulator's static codes (SPEC); 32 (the id's hex digits) for a rail's `cob`.
+    pix_txid = models.CharField(max_length=35, null=True, blank=True, unique=True)
+    pix_end_to_end_id = models.CharField(max_length=32, blank=True)  # the Pix that paid it, as the network named it
     pix_payload = models.TextField(blank=True)
     pix_expires_at = models.DateTimeField(null=True, blank=True)
     # BOLETO

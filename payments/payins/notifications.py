@@ -7,17 +7,21 @@ conditional anyway, so even a replay under a new key cannot credit a charge twic
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
+from dataclasses import asdict
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config.errors import NotFound
 from payments import rails
 from payments.models import Payin, RailNotification
 from payments.payins import refunds
 from payments.payins import services as payins
-from payments.rails.base import Notification
+from payments.payouts import services as payouts
+from payments.rails.base import Notification, OperationStatus
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +29,14 @@ logger = logging.getLogger(__name__)
 def notification_receive(*, rail_name: str, body: bytes) -> RailNotification:
     """Store a notification's raw body, then apply it. Raises `InvalidNotification` for a body the rail could not
     have sent (nothing is stored)."""
-    notification = rails.by_name(rail_name).notification_parse(body)
+    return notification_record(rail_name=rail_name, notification=rails.by_name(rail_name).notification_parse(body),
+                               body=body)
+
+
+def notification_record(*, rail_name: str, notification: Notification, body: bytes | None = None) -> RailNotification:
+    """Store a notification (its raw body, or by default the confirmed notification itself), then apply it once."""
+    if body is None:
+        body = json.dumps(asdict(notification), separators=(",", ":")).encode()
     try:
         with transaction.atomic():
             row = RailNotification.objects.create(rail=rail_name, dedupe_key=notification.dedupe_key,
@@ -56,7 +67,9 @@ def _apply(notification: Notification) -> str:
             logger.error("payments.notification_unmatched", extra={"dedupe_key": notification.dedupe_key})
             return "no matching charge"
         if notification.kind == "payin.paid":
-            return "paid" if payins.payin_pay(payin_id=payin_id, amount=notification.amount) else "ignored"
+            paid = payins.payin_pay(payin_id=payin_id, amount=notification.amount,
+                                    end_to_end_id=notification.end_to_end_id)
+            return "paid" if paid else "ignored"
         try:
             payins.payin_chargeback(payin_id=payin_id)
         except payins.InvalidState as exc:
@@ -71,6 +84,17 @@ def _apply(notification: Notification) -> str:
         resolved = refunds.refund_resolve(refund_id=refund_id, status=status,
                                            failure_code=notification.failure_code)
         return "resolved" if resolved else "ignored"
+    if notification.kind in ("payout.succeeded", "payout.failed"):
+        try:
+            payout_id = uuid.UUID(notification.key)
+        except ValueError:
+            return "no matching payout"
+        answer = OperationStatus(status=notification.kind.partition(".")[2].upper(),
+                                 failure_code=notification.failure_code)
+        try:
+            return "resolved" if payouts.payout_resolve(payout_id=payout_id, answer=answer) else "ignored"
+        except NotFound:
+            return "no matching payout"
     return f"unknown kind {notification.kind}"
 
 

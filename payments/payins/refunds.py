@@ -54,7 +54,7 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
     try:
         answer = rails.for_mode(livemode).refund_create(
             key=str(refund.id), livemode=livemode, payin_key=str(payin.id), payment_method=payin.payment_method,
-            amount=refund.amount)
+            amount=refund.amount, end_to_end_id=payin.pix_end_to_end_id)
     except RailError as exc:
         # The rail may have refunded under this refund's id: it stays PENDING, its money in flight, and the
         # reconciliation job asks. Refunding again under a new id could refund twice.
@@ -170,9 +170,10 @@ def refunds_reconcile(*, older_than: timedelta = timedelta(seconds=0), refund_id
     if refund_ids is not None:
         queryset = queryset.filter(pk__in=refund_ids)
     resolved = 0
-    for refund_id, livemode in queryset.values_list("pk", "livemode")[:BATCH]:
+    for refund_id, livemode, end_to_end_id in queryset.values_list("pk", "livemode",
+                                                                   "payin__pix_end_to_end_id")[:BATCH]:
         try:
-            answer = rails.for_mode(livemode).refund_status(key=str(refund_id))
+            answer = rails.for_mode(livemode).refund_status(key=str(refund_id), end_to_end_id=end_to_end_id)
         except RailError:
             logger.warning("payments.refund_reconcile_rail_error", extra={"refund_id": str(refund_id)})
             continue

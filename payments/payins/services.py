@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Merchant
 from accounts.selectors import merchant_city, merchant_display_name
@@ -34,7 +35,7 @@ from payments.models import (
 from payments.payins.cards import card_charge
 from payments.payins.serializers import payin_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
-from payments.rails.base import RailError
+from payments.rails.base import RailError, RailRefused
 from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -50,12 +51,26 @@ class RailUnavailable(DomainError):
     message = "The payment network is unavailable; nothing was charged. Try again."
 
 
+class PaymentMethodUnavailable(DomainError):
+    status_code = 400
+    type = "invalid_request_error"
+    code = "payment_method_unavailable"
+    message = "This payment method is not available in live mode yet"
+
+    def __init__(self, method: str):
+        super().__init__(f"{method} is not available in live mode yet: the payment network for it is not connected",
+                         param="paymentMethod")
+
+
 # --- Creation --------------------------------------------------------------------------------------------------------
 def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
     """Create a charge from `payments.payins.validation.payin_request_validate` output. PIX and BOLETO charges start
     PENDING; a card is authorized and captured by the rail within the request: PAID, FAILED, or PENDING when the
     rail did not answer (the reconciliation job settles it)."""
     method = data["payment_method"]
+    rail = rails.for_mode(livemode)
+    if method not in rail.payment_methods:  # never a simulated success in place of a rail that does not exist
+        raise PaymentMethodUnavailable(method)
     now = timezone.now()
     payin = Payin(
         merchant=merchant, livemode=livemode, payment_method=method, amount=data["amount"],
@@ -65,7 +80,6 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
         is_physical_product=data["is_physical_product"], webhook_url=data["webhook_url"],
         public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
     )
-    rail = rails.for_mode(livemode)
     if method == PaymentMethod.CREDIT_CARD:  # outside any transaction: card_charge commits before it calls the rail
         return card_charge(payin, card=data["card"], rail=rail)
     if method == PaymentMethod.PIX:
@@ -77,15 +91,19 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
 def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: datetime) -> Payin:
     """A PIX charge or a boleto, registered with the rail, then written with its payin.created event."""
     if payin.payment_method == PaymentMethod.PIX:
-        _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now)
+        _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now, dynamic=rail.dynamic_pix)
     else:
         _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
     # Registered before the charge is written: a registration that fails or times out is given up with the request
     # and leaves nothing here; one whose charge then fails to be written names a charge no payer was ever shown.
     try:
         if payin.payment_method == PaymentMethod.PIX:
-            rail.pix_charge_create(key=str(payin.id), livemode=payin.livemode, txid=payin.pix_txid,
-                                   amount=payin.amount, expires_at=payin.pix_expires_at)
+            payload = rail.pix_charge_create(
+                key=str(payin.id), livemode=payin.livemode, txid=payin.pix_txid, amount=payin.amount,
+                expires_at=payin.pix_expires_at, payer_document=payin.customer.get("document") or "",
+                payer_name=payin.customer.get("name") or "", description=payin.description)
+            if payload:  # the rail's own dynamic code
+                payin.pix_payload = payload
         else:
             rail.boleto_register(key=str(payin.id), livemode=payin.livemode, nosso_numero=payin.boleto_nosso_numero,
                                  amount=payin.amount, due_date=payin.boleto_due_date)
@@ -97,9 +115,12 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
     return payin
 
 
-def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime) -> None:
-    payin.pix_txid = pix.txid_generate()
+def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime, dynamic: bool) -> None:
     payin.pix_expires_at = now + timedelta(seconds=expires_in)
+    if dynamic:  # the rail registers the charge under its id (26-35 letters and digits) and makes the code
+        payin.pix_txid = payin.id.hex
+        return
+    payin.pix_txid = pix.txid_generate()
     # Fields 59 and 60 are never empty: a name or city with no ASCII letter or digit left after folding ("☕☕")
     # gives way to the platform's name and the PIX_MERCHANT_CITY setting.
     name = merchant_display_name(payin.merchant)
@@ -133,7 +154,7 @@ def _nosso_numero_next() -> int:
         return cursor.fetchone()[0]
 
 
-def payin_pay(*, payin_id, amount: int | None = None) -> Payin | None:
+def payin_pay(*, payin_id, amount: int | None = None, end_to_end_id: str = "") -> Payin | None:
     """The rail confirmed a payment. A repeated confirmation is a no-op (None), never a second credit."""
     with transaction.atomic():
         payin = payin_locked(payin_id)
@@ -148,15 +169,47 @@ def payin_pay(*, payin_id, amount: int | None = None) -> Payin | None:
             logger.error("payments.payment_amount_mismatch",
                          extra={"payin_id": str(payin.id), "expected": payin.amount, "received": amount})
             return None
+        if end_to_end_id:
+            return payin_mark_paid(payin, pix_end_to_end_id=end_to_end_id)
         return payin_mark_paid(payin)
 
 
 def payin_cancel(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
+    """Cancel a PENDING PIX or BOLETO charge. A charge the rail registered is removed there first, with no
+    transaction open: if the bank says it was paid meanwhile, the payment is recorded and the cancel refused."""
+    rail = rails.for_mode(livemode)
+    if rail.dynamic_pix:
+        payin = Payin.objects.filter(pk=payin_id, merchant=merchant, livemode=livemode).only(
+            "status", "payment_method", "pix_txid").first()
+        if payin is not None and payin.status == PayinStatus.PENDING and payin.payment_method == PaymentMethod.PIX:
+            _pix_charge_remove(rail, payin)
     with transaction.atomic():
         payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.CREDIT_CARD:
             raise InvalidState("Card charges cannot be canceled; refund them instead")
         return payin_transition(payin, to=PayinStatus.CANCELED)
+
+
+def _pix_charge_remove(rail: rails.Rail, payin: Payin) -> None:
+    try:
+        rail.pix_charge_cancel(key=str(payin.id), txid=payin.pix_txid)
+    except RailRefused as exc:
+        # No longer removable at the bank: it was paid. Record what the bank holds, then refuse the cancel.
+        logger.info("payments.cancel_refused_by_rail", extra={"payin_id": str(payin.id)})
+        payin_payments_apply(rail, payin)
+        raise InvalidState(gettext("The payer has already paid this charge")) from exc
+    except RailError as exc:
+        raise RailUnavailable("The payment network is unavailable; the charge was not canceled. Try again.") from exc
+
+
+def payin_payments_apply(rail: rails.Rail, payin: Payin) -> int:
+    """Ask the rail for the payments of one registered Pix charge (outside any transaction) and record them."""
+    applied = 0
+    for notification in rail.pix_charge_payments(txid=payin.pix_txid):
+        if notification.kind == "payin.paid" and notification.txid == payin.pix_txid:
+            applied += payin_pay(payin_id=payin.pk, amount=notification.amount,
+                                 end_to_end_id=notification.end_to_end_id) is not None
+    return applied
 
 
 def payin_expire(*, payin_id, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:

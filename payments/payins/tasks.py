@@ -2,7 +2,6 @@
 transition on a locked row, so two workers racing over one charge move it once."""
 
 import logging
-from datetime import timedelta
 
 from celery import shared_task
 
@@ -11,8 +10,6 @@ from payments.payins import refunds
 from payments.payins import services as payins
 
 logger = logging.getLogger(__name__)
-
-RECONCILE_AFTER = timedelta(seconds=30)
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -23,14 +20,6 @@ def payins_expire() -> int:
 @shared_task(acks_late=True, ignore_result=True)
 def card_settlements_release() -> int:
     return card_charges.card_settlements_release()
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def rail_reconcile() -> int:
-    # Older than 30 s: a charge or refund is committed before its rail call, and one younger may still be on its
-    # way to the rail, which would answer "never received".
-    return (card_charges.card_charges_reconcile(older_than=RECONCILE_AFTER)
-            + refunds.refunds_reconcile(older_than=RECONCILE_AFTER))
 
 
 @shared_task(acks_late=True, ignore_result=True)

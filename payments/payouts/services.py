@@ -283,7 +283,8 @@ def _send(payout: Payout) -> None:
     try:
         answer = rails.for_mode(payout.livemode).payout_send(
             key=str(payout.id), livemode=payout.livemode, amount=payout.amount, pix_key=payout.pix_key_normalized,
-            pix_key_type=payout.pix_key_type, end_to_end_id=payout.external_id)
+            pix_key_type=payout.pix_key_type, end_to_end_id=payout.external_id,
+            beneficiary_document=payout.beneficiary_document)
     except RailError:  # it may or may not have arrived: the reconciliation job asks the rail, never resends blind
         logger.warning("payments.payout_rail_error", extra={"payout_id": str(payout.id)})
         return
@@ -291,6 +292,9 @@ def _send(payout: Payout) -> None:
 
 
 def _record(payout: Payout, answer: OperationStatus) -> None:
+    if answer.end_to_end_id and answer.end_to_end_id != payout.external_id:
+        # A real rail names the Pix itself: `externalId` becomes the end-to-end id the receiving bank knows.
+        Payout.objects.filter(pk=payout.pk).update(external_id=answer.end_to_end_id)
     if answer.status in ("SUCCEEDED", "FAILED", "RETURNED"):
         payout_resolve(payout_id=payout.pk, answer=answer)
     elif answer.status == "PENDING":

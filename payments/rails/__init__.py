@@ -12,11 +12,12 @@ from django.conf import settings
 from payments.metrics import rail_call_record
 from payments.rails.base import Rail, RailTimeout
 
-RAILS = {"simulator": "payments.rails.simulator"}
+RAILS = {"simulator": "payments.rails.simulator", "efi": "payments.rails.efi"}
 # The calls that go out to the network, counted and timed; the rest (notification_parse, the simulator's sandbox
 # controls) pass through untouched.
-METERED_OPERATIONS = frozenset({"pix_charge_create", "boleto_register", "card_authorize", "card_status",
-                                "refund_create", "refund_status", "payout_send", "payout_status"})
+METERED_OPERATIONS = frozenset({"pix_charge_create", "pix_charge_cancel", "pix_charge_payments", "boleto_register",
+                                "card_authorize", "card_status", "refund_create", "refund_status", "payout_send",
+                                "payout_status", "notifications_confirm", "payments_received"})
 
 
 class MeteredRail:
@@ -26,6 +27,8 @@ class MeteredRail:
     def __init__(self, rail: Rail):
         self.rail = rail
         self.name = rail.name
+        self.payment_methods = rail.payment_methods
+        self.dynamic_pix = rail.dynamic_pix
 
     def __getattr__(self, operation: str) -> Any:
         method = getattr(self.rail, operation)

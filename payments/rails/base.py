@@ -18,7 +18,18 @@ class RailError(Exception):
 
 
 class RailTimeout(RailError):
-    """The rail did not answer in time: the operation may or may not have happened; ask its status later."""
+    """The rail did not answer in time, or failed while answering (a 5xx): the operation may or may not have
+    happened; ask its status later, under the same key."""
+
+
+class RailRefused(RailError):
+    """The rail answered and said no (a 4xx): nothing happened, and asking again the same way will not change it.
+    `problem` is the rail's error body (RFC 7807 for the API Pix standard)."""
+
+    def __init__(self, message: str, *, status: int = 400, problem: dict | None = None):
+        super().__init__(message)
+        self.status = status
+        self.problem = problem or {}
 
 
 class InvalidNotification(Exception):
@@ -52,12 +63,14 @@ class CardResult:
 class OperationStatus:
     status: str  # PENDING, SUCCEEDED, FAILED, RETURNED or NOT_FOUND (refunds, payouts)
     failure_code: str = ""
+    end_to_end_id: str = ""  # the network's id of the Pix, when the rail assigns it (a real rail's payouts)
 
 
 @dataclass(frozen=True)
 class Notification:
     """What a rail told us, in our words. `kind` is one of: payin.paid, payin.chargeback, refund.succeeded,
-    refund.failed (payouts add theirs). `txid`, `nosso_numero` or `key` (our id) names the object."""
+    refund.failed, payout.succeeded, payout.failed. `txid`, `nosso_numero` or `key` (our id) names the object;
+    `end_to_end_id` is the network's id of the Pix that moved the money (a real rail's)."""
 
     dedupe_key: str
     kind: str
@@ -66,12 +79,29 @@ class Notification:
     txid: str = ""
     nosso_numero: int | None = None
     failure_code: str = ""
+    end_to_end_id: str = ""
 
 
 class Rail(Protocol):
     name: str
+    # The methods it can charge; any other is refused with 400 payment_method_unavailable before anything is written.
+    payment_methods: frozenset[str]
+    # True when the rail registers each Pix charge and hands back its own dynamic BR Code (txid of 26-35 letters and
+    # digits, expiry and single payment enforced by the payer's bank); False for the simulator's static codes.
+    dynamic_pix: bool
 
-    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime) -> None: ...
+    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
+                          payer_document: str, payer_name: str, description: str) -> str | None:
+        """Register a Pix charge; the rail's BR Code (copia e cola), or None when the caller builds a static one."""
+        ...
+
+    def pix_charge_cancel(self, *, key: str, txid: str) -> None:
+        """Make a registered charge unpayable. `RailRefused` when it can no longer be removed (it was paid)."""
+        ...
+
+    def pix_charge_payments(self, *, txid: str) -> list[Notification]:
+        """The payments the rail holds for a charge, confirmed (reconciliation of PENDING charges)."""
+        ...
 
     def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None: ...
 
@@ -80,17 +110,30 @@ class Rail(Protocol):
 
     def card_status(self, *, key: str) -> CardResult: ...
 
-    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str,
-                      amount: int) -> OperationStatus: ...
+    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,
+                      end_to_end_id: str = "") -> OperationStatus:
+        """`end_to_end_id`: the Pix being given back (a Pix refund is a devolução of that Pix)."""
+        ...
 
-    def refund_status(self, *, key: str) -> OperationStatus: ...
+    def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus: ...
 
     def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
-                    end_to_end_id: str) -> OperationStatus: ...
+                    end_to_end_id: str, beneficiary_document: str = "") -> OperationStatus: ...
 
     def payout_status(self, *, key: str) -> OperationStatus:
         """NOT_FOUND when the rail never received the payout (safe to send it, under the same key)."""
         ...
 
-    def notification_parse(self, body: bytes) -> Notification: ...
+    def notification_parse(self, body: bytes) -> Notification:
+        """A stored notification row's body, read back."""
+        ...
+
+    def notifications_confirm(self, body: bytes) -> list[Notification]:
+        """An incoming notification, each of its items confirmed with the rail before anything is believed: what
+        does not confirm is logged and left out. `InvalidNotification` for a body the rail could not have sent."""
+        ...
+
+    def payments_received(self, *, start: datetime, end: datetime) -> list[Notification]:
+        """Every Pix the rail received in [start, end], with its devoluções, as notifications (reconciliation)."""
+        ...
 

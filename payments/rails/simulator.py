@@ -26,10 +26,20 @@ from payments.rails.base import CardData, CardResult, InvalidNotification, Notif
 
 class SimulatorRail:
     name = "simulator"
+    payment_methods = frozenset({"PIX", "BOLETO", "CREDIT_CARD"})
+    dynamic_pix = False  # static BR Codes built by us; the simulator matches payments by txid
 
     # --- Pay-in ------------------------------------------------------------------------------------------------------
-    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime) -> None:
-        """A dynamic Pix charge needs nothing registered here: the simulator matches payments by txid."""
+    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
+                          payer_document: str = "", payer_name: str = "", description: str = "") -> None:
+        """Nothing to register: the caller builds the static code, and the simulator matches payments by txid."""
+
+    def pix_charge_cancel(self, *, key: str, txid: str) -> None:
+        """Nothing registered, nothing to remove: the canceled charge refuses a simulated payment by its status."""
+
+    def pix_charge_payments(self, *, txid: str) -> list[Notification]:
+        """The simulator's payments reach us at once, through `simulate_payment`: nothing is ever left to find."""
+        return []
 
     def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None:
         """Likewise: a simulated boleto is paid through `simulate_payment`."""
@@ -75,8 +85,8 @@ class SimulatorRail:
         return CardResult(status="FAILED", failure_code=operation.outcome, rail_token=operation.reference)
 
     # --- Refunds -----------------------------------------------------------------------------------------------------
-    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str,
-                      amount: int) -> OperationStatus:
+    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,
+                      end_to_end_id: str = "") -> OperationStatus:
         with transaction.atomic():  # the simulated PSP's books, as for card_authorize
             previous = self._repeat(key)
             if previous is None:
@@ -86,7 +96,7 @@ class SimulatorRail:
                                         reference=payin_key)
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
-    def refund_status(self, *, key: str) -> OperationStatus:
+    def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus:
         operation = SimulatorOperation.objects.filter(key=key, kind="refund").first()
         if operation is None:
             return OperationStatus(status="FAILED", failure_code="rail_error")
@@ -108,7 +118,7 @@ class SimulatorRail:
     UNKNOWN_EVP = "00000000-0000-0000-0000-000000000000"
 
     def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
-                    end_to_end_id: str) -> OperationStatus:
+                    end_to_end_id: str, beneficiary_document: str = "") -> OperationStatus:
         previous = self._repeat(key)
         if previous is None:
             outcome = ""
@@ -150,6 +160,13 @@ class SimulatorRail:
                                 nosso_numero=data.get("nossoNumero"), failure_code=str(data.get("failureCode", "")))
         except (ValueError, KeyError, TypeError) as exc:
             raise InvalidNotification(str(exc)) from exc
+
+    def notifications_confirm(self, body: bytes) -> list[Notification]:
+        """The simulator's notifications are made by its own sandbox actions, never received from outside."""
+        return [self.notification_parse(body)]
+
+    def payments_received(self, *, start: datetime, end: datetime) -> list[Notification]:
+        return []
 
     # --- Sandbox: the outside world ----------------------------------------------------------------------------------
     def simulate_payment(self, *, key: str, livemode: bool, amount: int, txid: str = "",

@@ -47,6 +47,11 @@ MEANINGS: dict[str, str] = {
     "service_unavailable": "A service the API needs (database, broker, rate-limit counters) does not answer; retry.",
     "rail_unavailable": "The payment network did not answer; nothing was charged or sent. Retry with the same "
                         "Idempotency-Key.",
+    "payment_method_unavailable": "Live mode on a real rail that does not carry this method yet (with "
+                                  "PAYMENTS_RAIL=efi: BOLETO and CREDIT_CARD); nothing was created. Test mode has "
+                                  "every method.",
+    "invalid_notification": "The public route of a rail's notifications got a body the rail does not send (not an "
+                            "API error).",
     "email_taken": "Dashboard sign-up: an account with this e-mail exists (not an API error).",
     "reason_required": "Admin: a KYC rejection needs a reason (not an API error).",
 }

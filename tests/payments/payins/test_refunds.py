@@ -288,8 +288,8 @@ def test_a_refund_rail_timeout_leaves_a_pending_refund_to_reconcile(api, monkeyp
     # Reconciliation asks under the same key and records what the rail did: refunded once.
     asked: list[str] = []
     status_of = SimulatorRail.refund_status
-    monkeypatch.setattr(SimulatorRail, "refund_status", lambda self, *, key: asked.append(key) or status_of(self,
-                                                                                                         key=key))
+    monkeypatch.setattr(SimulatorRail, "refund_status",
+                        lambda self, *, key, **rest: asked.append(key) or status_of(self, key=key, **rest))
     assert refunds.refunds_reconcile(older_than=timedelta(0)) == 1
     assert asked == sent
     assert Refund.objects.get(pk=sent[0]).status == "SUCCEEDED"

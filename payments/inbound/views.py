@@ -1,0 +1,56 @@
+"""The public routes on which a real rail tells us something happened. The route carries a secret (compared in
+constant time): a request without it moves nothing. Even with it, the body is only a hint: each Pix it names is read
+back from the rail before any money moves (`services.notifications_receive`)."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from config.errors import DomainError, NotFound, PermissionRefused, ServiceUnavailable, error_body
+from payments.inbound import services
+from payments.rails.base import InvalidNotification, RailError
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1_000_000
+
+
+class InvalidRailNotification(DomainError):
+    code = "invalid_notification"
+    message = "The notification body is not one the rail sends"
+
+
+def _error(error: DomainError) -> JsonResponse:
+    return JsonResponse(error_body(error), status=error.status_code)
+
+
+@csrf_exempt
+@require_POST
+def efi_webhook(request: HttpRequest, secret: str) -> JsonResponse:
+    """Efí's Pix notifications. Efí POSTs to the registered URL with `/pix` appended (`rail_setup` registers
+    `…/rails/efi/webhook/<secret>?ignorar=`, so the appendix lands in the ignored query); both forms arrive here."""
+    if settings.PAYMENTS_RAIL != "efi":
+        return _error(NotFound("No such route"))
+    expected = settings.EFI_WEBHOOK_SECRET
+    if not expected or not hmac.compare_digest(secret.encode(), expected.encode()):
+        logger.warning("payments.rail_notification_refused", extra={"rail": "efi", "reason": "secret",
+                                                                    "ip": request.META.get("REMOTE_ADDR", "")})
+        return _error(PermissionRefused("This notification URL is not valid"))
+    if len(request.body) > MAX_BODY_BYTES:
+        return _error(InvalidRailNotification("The notification is too large"))
+    try:
+        applied, confirmed = services.notifications_receive(rail_name="efi", body=request.body)
+    except InvalidNotification:
+        logger.warning("payments.rail_notification_invalid", extra={"rail": "efi"})
+        return _error(InvalidRailNotification())
+    except RailError:
+        # Nothing could be confirmed: a 503 makes Efí send it again; reconciliation is the net either way.
+        logger.warning("payments.rail_notification_unconfirmed", extra={"rail": "efi"})
+        return _error(ServiceUnavailable("The payment network could not confirm the notification; send it again"))
+    return JsonResponse({"confirmed": confirmed, "applied": applied})

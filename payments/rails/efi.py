@@ -1,0 +1,241 @@
+"""The Efí rail (Efí Bank, formerly Gerencianet): Pix in live mode. Charges, devoluções and the webhook are the API
+Pix standard (`apipix`); sending Pix is Efí's own `PUT /v3/gn/pix/{idEnvio}`. Boleto and cards have no rail yet:
+`payment_methods` says so and the API refuses them before anything is written.
+
+Our ids become the ids Efí keys on, so every call is idempotent at the bank: a charge's txid, a refund's devolução
+id and a payout's idEnvio are the object's UUID as 32 hex digits (the standard allows 26-35 letters and digits for a
+txid, 1-35 for the others). A notification is only ever a hint: each Pix it names is read back from Efí
+(`notifications_confirm`) and only what Efí confirms reaches the books.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from datetime import date, datetime
+from math import ceil
+
+from django.conf import settings
+from django.utils import timezone
+
+from payments.rails.apipix import ApiPixClient, amount_format, amount_parse
+from payments.rails.base import (
+    CardData,
+    CardResult,
+    InvalidNotification,
+    Notification,
+    OperationStatus,
+    RailRefused,
+)
+
+logger = logging.getLogger(__name__)
+
+PRODUCTION_URL = "https://pix.api.efipay.com.br"
+SANDBOX_URL = "https://pix-h.api.efipay.com.br"
+REMOVED = ("REMOVIDA_PELO_USUARIO_RECEBEDOR", "REMOVIDA_PELO_PSP")
+# Efí's states of a devolução and of a sent Pix, in our words.
+DEVOLUCAO_STATUS = {"EM_PROCESSAMENTO": "PENDING", "DEVOLVIDO": "SUCCEEDED", "NAO_REALIZADO": "FAILED"}
+SEND_STATUS = {"EM_PROCESSAMENTO": "PENDING", "REALIZADO": "SUCCEEDED", "NAO_REALIZADO": "FAILED"}
+
+
+def rail_id(key: str) -> str:
+    """Our UUID as the id Efí keys on: 32 hex digits."""
+    return uuid.UUID(key).hex
+
+
+def our_key(value: str) -> str:
+    """The UUID behind an id we gave Efí; "" for an id that is not ours."""
+    try:
+        return str(uuid.UUID(hex=value)) if len(value) == 32 else ""
+    except (ValueError, TypeError):
+        return ""
+
+
+def failure_code(reason: str) -> str:
+    """A payout failure code (SPEC §4) from the bank's words."""
+    text = reason.lower()
+    if "chave" in text and any(word in text for word in ("não encontrada", "nao encontrada", "inexistente")):
+        return "pix_key_not_found"
+    if any(word in text for word in ("cpf", "cnpj", "titular", "documento")):
+        return "beneficiary_mismatch"
+    return "rejected_by_bank"
+
+
+class EfiRail:
+    name = "efi"
+    payment_methods = frozenset({"PIX"})
+    dynamic_pix = True
+
+    def __init__(self) -> None:
+        self._client: ApiPixClient | None = None
+        self._client_settings: tuple = ()
+
+    @property
+    def client(self) -> ApiPixClient:
+        """Built from the settings on first use, and again if they change (tests point it at a fake bank)."""
+        current = (settings.EFI_BASE_URL, settings.EFI_CLIENT_ID, settings.EFI_CLIENT_SECRET, settings.EFI_CERT_FILE,
+                   settings.EFI_CA_FILE, settings.EFI_TIMEOUT_SECONDS)
+        if self._client is None or current != self._client_settings:
+            self._client = ApiPixClient(rail=self.name, base_url=current[0], client_id=current[1],
+                                        client_secret=current[2], cert_file=current[3], ca_file=current[4],
+                                        timeout=current[5])
+            self._client_settings = current
+        return self._client
+
+    # --- Pay-in ------------------------------------------------------------------------------------------------------
+    def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
+                          payer_document: str, payer_name: str, description: str) -> str:
+        debtor = None
+        if payer_document:
+            kind = "cnpj" if len(payer_document) == 14 else "cpf"  # documents are normalized: 11 or 14
+            debtor = {kind: payer_document, "nome": payer_name[:200]}
+        expires_in = max(1, ceil((expires_at - timezone.now()).total_seconds()))
+        cob = self.client.cob_create(txid, expires_in=expires_in, amount=amount, key=settings.PIX_KEY, debtor=debtor,
+                                     description=description)
+        return cob["pixCopiaECola"]
+
+    def pix_charge_cancel(self, *, key: str, txid: str) -> None:
+        try:
+            self.client.cob_remove(txid)
+        except RailRefused:
+            cob = self.client.cob_get(txid)
+            if cob is None or cob.get("status") not in REMOVED:  # paid, or never registered
+                raise
+            # Removed already (a repeated cancel, or expired at the bank): the charge is unpayable, as asked.
+
+    def pix_charge_payments(self, *, txid: str) -> list[Notification]:
+        cob = self.client.cob_get(txid)
+        if cob is None or cob.get("status") != "CONCLUIDA":
+            return []
+        return [notification for pix in cob.get("pix") or [] for notification in self._pix_notifications(pix)]
+
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None:
+        raise RailRefused("Efí boletos are not connected yet")
+
+    def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
+                       rail_token: str | None) -> CardResult:
+        raise RailRefused("Efí cards are not connected yet")
+
+    def card_status(self, *, key: str) -> CardResult:
+        raise RailRefused("Efí cards are not connected yet")
+
+    # --- Refunds: devoluções of the Pix that paid the charge ---------------------------------------------------------
+    def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,
+                      end_to_end_id: str = "") -> OperationStatus:
+        if not end_to_end_id:
+            raise RailRefused("a Pix refund needs the end-to-end id of the Pix it gives back")
+        devolucao = self.client.devolucao_create(end_to_end_id, rail_id(key), amount=amount)
+        return self._devolucao_status(devolucao)
+
+    def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus:
+        devolucao = self.client.devolucao_get(end_to_end_id, rail_id(key)) if end_to_end_id else None
+        if devolucao is None:
+            # Never reached the bank (the create call failed before it): nothing was given back.
+            return OperationStatus(status="FAILED", failure_code="rail_error")
+        return self._devolucao_status(devolucao)
+
+    @staticmethod
+    def _devolucao_status(devolucao: dict) -> OperationStatus:
+        status = DEVOLUCAO_STATUS.get(devolucao.get("status", ""), "PENDING")
+        return OperationStatus(status=status, failure_code="rejected_by_bank" if status == "FAILED" else "",
+                               end_to_end_id=devolucao.get("rtrId", ""))
+
+    # --- Payouts: Pix sent from our account --------------------------------------------------------------------------
+    def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
+                    end_to_end_id: str, beneficiary_document: str = "") -> OperationStatus:
+        beneficiary: dict[str, str] = {"chave": pix_key}
+        if beneficiary_document:
+            kind = "cnpj" if len(beneficiary_document) == 14 else "cpf"
+            beneficiary[kind] = beneficiary_document
+        body = {"valor": amount_format(amount), "pagador": {"chave": settings.PIX_KEY}, "favorecido": beneficiary}
+        try:
+            sent = self.client.call("PUT", f"/v3/gn/pix/{rail_id(key)}", body=body) or {}
+        except RailRefused as refusal:
+            # Refused, or refused as a repeat of an idEnvio the bank already has (a retry after a timeout): the bank
+            # says which. Only a send it does not know was really refused.
+            known = self.payout_status(key=key)
+            if known.status != "NOT_FOUND":
+                return known
+            reason = f"{refusal.problem.get('title', '')} {refusal.problem.get('detail', '')}"
+            return OperationStatus(status="FAILED", failure_code=failure_code(reason))
+        return OperationStatus(status=SEND_STATUS.get(sent.get("status", ""), "PENDING"),
+                               end_to_end_id=sent.get("e2eId", ""))
+
+    def payout_status(self, *, key: str) -> OperationStatus:
+        sent = self.client.call("GET", f"/v2/gn/pix/enviados/id-envio/{rail_id(key)}", missing_ok=True)
+        if sent is None:
+            return OperationStatus(status="NOT_FOUND")
+        status = SEND_STATUS.get(sent.get("status", ""), "PENDING")
+        return OperationStatus(status=status, end_to_end_id=sent.get("endToEndId", ""),
+                               failure_code=failure_code(str(sent.get("motivo", ""))) if status == "FAILED" else "")
+
+    # --- Notifications and reconciliation ----------------------------------------------------------------------------
+    def notifications_confirm(self, body: bytes) -> list[Notification]:
+        try:
+            items = json.loads(body or b"{}").get("pix") or []
+            if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+                raise TypeError("`pix` is not a list of objects")
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise InvalidNotification(str(exc)) from exc
+        confirmed: list[Notification] = []
+        for item in items:
+            id_envio = str((item.get("gnExtras") or {}).get("idEnvio") or "")
+            if id_envio:
+                confirmed += self._send_notifications(id_envio)
+                continue
+            end_to_end_id = str(item.get("endToEndId") or "")
+            pix = self.client.pix_get(end_to_end_id) if end_to_end_id.isalnum() else None
+            if pix is None:
+                logger.warning("rails.notification_not_confirmed",
+                               extra={"rail": self.name, "end_to_end_id": end_to_end_id[:40]})
+                continue
+            confirmed += self._pix_notifications(pix)
+        return confirmed
+
+    def _send_notifications(self, id_envio: str) -> list[Notification]:
+        key = our_key(id_envio)
+        answer = self.payout_status(key=key) if key else OperationStatus(status="NOT_FOUND")
+        if answer.status == "NOT_FOUND":
+            logger.warning("rails.notification_not_confirmed", extra={"rail": self.name, "id_envio": id_envio[:40]})
+            return []
+        if answer.status not in ("SUCCEEDED", "FAILED"):
+            return []
+        return [Notification(dedupe_key=f"envio-{id_envio}-{answer.status}", kind=f"payout.{answer.status.lower()}",
+                             key=key, failure_code=answer.failure_code, end_to_end_id=answer.end_to_end_id)]
+
+    @staticmethod
+    def _pix_notifications(pix: dict) -> list[Notification]:
+        """A Pix as Efí holds it: its payment, and each devolução of it that reached an end."""
+        end_to_end_id = str(pix["endToEndId"])
+        notifications = [Notification(dedupe_key=f"pix-{end_to_end_id}", kind="payin.paid",
+                                      amount=amount_parse(pix["valor"]), txid=str(pix.get("txid") or ""),
+                                      end_to_end_id=end_to_end_id)]
+        for devolucao in pix.get("devolucoes") or []:
+            status = DEVOLUCAO_STATUS.get(devolucao.get("status", ""))
+            key = our_key(str(devolucao.get("id", "")))
+            if key and status in ("SUCCEEDED", "FAILED"):
+                notifications.append(Notification(
+                    dedupe_key=f"devolucao-{devolucao['id']}-{status}", kind=f"refund.{status.lower()}", key=key,
+                    amount=amount_parse(devolucao["valor"]), end_to_end_id=end_to_end_id,
+                    failure_code="rejected_by_bank" if status == "FAILED" else ""))
+        return notifications
+
+    def payments_received(self, *, start: datetime, end: datetime) -> list[Notification]:
+        return [notification for pix in self.client.pix_list(start=start, end=end)
+                for notification in self._pix_notifications(pix)]
+
+    def notification_parse(self, body: bytes) -> Notification:
+        """A stored row: the confirmed notification, as `notifications.notification_record` keeps it."""
+        try:
+            return Notification(**json.loads(body))
+        except (ValueError, TypeError) as exc:
+            raise InvalidNotification(str(exc)) from exc
+
+    # --- Set-up ------------------------------------------------------------------------------------------------------
+    def webhook_register(self, url: str) -> dict:
+        headers = {} if settings.EFI_WEBHOOK_MTLS else {"x-skip-mtls-checking": "true"}
+        return self.client.webhook_register(settings.PIX_KEY, url, headers=headers)
+
+
+rail = EfiRail()
