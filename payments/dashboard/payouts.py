@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from accounts.views import merchant_required, refuse_if_suspended
 from config.dates import sao_paulo_today
 from config.errors import DomainError, NotFound
-from payments import policy
+from payments import policy, rails
 from payments.dashboard.forms import PayoutFilterForm, PayoutForm, ReaisField
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
 from payments.ledger.selectors import balance_get
@@ -73,8 +73,9 @@ def payout_detail(request: HttpRequest, payout_id) -> HttpResponse:
             sandbox_actions.append(("return", gettext("Simulate return")))
     return render(request, "payments/dashboard/payout_detail.html", {
         "payout": payout, "events": timeline(request, [str(payout.pk)]), "object_id": str(payout.pk),
-        "sandbox_actions": sandbox_actions,
-        "can_cancel": payout.status == PayoutStatus.PENDING})
+        "sandbox_actions": sandbox_actions, "can_cancel": payout.status == PayoutStatus.PENDING,
+        # The id a real rail keys the send on (the payout's UUID as 32 hex digits), for support calls with the bank.
+        "rail_send_id": payout.id.hex if rails.is_real(payout.livemode) else ""})
 
 
 @require_POST

@@ -30,7 +30,7 @@ def notifications_receive(*, rail_name: str, body: bytes) -> tuple[int, int]:
     """A notification a rail POSTed: each item confirmed with the rail, then recorded. (items applied, confirmed).
     Raises `InvalidNotification` for a body the rail could not have sent, `RailError` when the rail cannot be asked
     (the caller answers 503 and the rail sends it again)."""
-    confirmed = rails.by_name(rail_name).notifications_confirm(body)
+    confirmed = rails.by_name(rail_name).notifications_confirm(body=body)
     applied = sum(_record_new(rail_name, [notification]) for notification in confirmed)
     return applied, len(confirmed)
 

@@ -61,3 +61,8 @@ def by_name(name: str) -> Rail:
 
 def for_mode(livemode: bool) -> Rail:
     return by_name(settings.PAYMENTS_RAIL if livemode else "simulator")
+
+
+def is_real(livemode: bool) -> bool:
+    """True when this mode's money moves through a real network (live mode on a rail other than the simulator)."""
+    return livemode and settings.PAYMENTS_RAIL != "simulator"

@@ -1,0 +1,61 @@
+"""Live mode on the Efí rail, against the fake Efí of `efi_fake` over mutual TLS: the settings an operator sets,
+pointed at the fake, and the fake's notifications delivered to our public route through Django's test client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from django.test import Client
+
+from tests.factories import ApiKeyFactory
+from tests.payments.rails.efi_fake import Certificates, FakeEfi
+
+WEBHOOK_SECRET = "w3bh00k-s3cret-0f-the-test"
+PIX_KEY = "platform-key@example.com"
+
+
+def efi_settings(settings, fake: FakeEfi, *, timeout: float = 3.0) -> None:
+    settings.PAYMENTS_RAIL = "efi"
+    settings.EFI_BASE_URL = fake.url
+    settings.EFI_CLIENT_ID, settings.EFI_CLIENT_SECRET = fake.client_id, fake.client_secret
+    settings.EFI_CERT_FILE = str(fake.certificates.client_file)
+    settings.EFI_CA_FILE = str(fake.certificates.ca_file)
+    settings.EFI_TIMEOUT_SECONDS = timeout
+    settings.EFI_WEBHOOK_SECRET = WEBHOOK_SECRET
+    settings.PIX_KEY = fake.pix_key
+    settings.API_RATE_LIMIT = 1_000_000
+
+
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory) -> Certificates:
+    return Certificates(tmp_path_factory.mktemp("efi-certificates"))
+
+
+@pytest.fixture
+def efi(settings, certificates) -> Iterator[FakeEfi]:
+    """The fake Efí, running, with our notification URL registered as `rail_setup` would (on the test server)."""
+    fake = FakeEfi(certificates, pix_key=PIX_KEY).start()
+    efi_settings(settings, fake)
+    fake.set_webhook(f"http://testserver/rails/efi/webhook/{WEBHOOK_SECRET}?ignorar=")
+    notifier = Client()
+
+    def deliver(url: str, body) -> int:
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        return notifier.post(path, data=json.dumps(body), content_type="application/json").status_code
+
+    fake.notification_transport = deliver
+    try:
+        yield fake
+    finally:
+        fake.stop()
+        assert fake.errors == [], fake.errors  # the fake itself never broke
+
+
+@pytest.fixture
+def live(api_client_for, merchant):
+    """A live key pair of the merchant."""
+    return api_client_for(*ApiKeyFactory.with_secret(merchant=merchant, livemode=True))

@@ -1,0 +1,115 @@
+"""Issue 13: what an operator meets connecting Efí. `check --deploy` names every missing or unreadable setting before
+the first payment; `rail_setup` registers the notification URL; every call to the bank is logged without secrets."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from payments.checks import efi_settings_check
+from tests.payments.rails.conftest import WEBHOOK_SECRET, efi_settings
+from tests.payments.rails.efi_fake import FakeEfi
+
+
+@pytest.fixture
+def configured(settings, certificates):
+    """Every Efí setting of a production deployment, valid (the files are the test certificates)."""
+    with FakeEfi(certificates) as fake:  # the check reads settings and files, it calls nobody
+        efi_settings(settings, fake)
+    settings.EFI_BASE_URL = "https://pix.api.efipay.com.br"
+    settings.PUBLIC_BASE_URL = "https://pay.example.com"
+    return settings
+
+
+def problems(settings) -> list[tuple[str, str]]:
+    return [(error.id, error.msg) for error in efi_settings_check(None)]
+
+
+def test_a_complete_configuration_passes(configured):
+    assert problems(configured) == []
+
+
+def test_the_check_is_silent_on_the_simulator(configured):
+    configured.PAYMENTS_RAIL = "simulator"
+    configured.EFI_CLIENT_ID = ""
+    assert problems(configured) == []
+
+
+def test_every_missing_setting_is_named(configured):
+    for name in ("EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY"):
+        setattr(configured, name, "")
+    assert problems(configured) == [(("payments.E002"), f"PAYMENTS_RAIL=efi needs {name}.")
+                                    for name in ("EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY")]
+
+
+def test_an_unreadable_or_wrong_certificate_is_named(configured, tmp_path, certificates):
+    configured.EFI_CERT_FILE = str(tmp_path / "missing.pem")
+    assert problems(configured) == [("payments.E004", f"EFI_CERT_FILE ({tmp_path / 'missing.pem'}): no such file")]
+
+    only_certificate = tmp_path / "certificate-only.pem"  # the key left out of the conversion
+    only_certificate.write_text(certificates.ca_file.read_text())
+    configured.EFI_CERT_FILE = str(only_certificate)
+    [(code, message)] = problems(configured)
+    assert code == "payments.E004"
+    assert message.startswith(f"EFI_CERT_FILE ({only_certificate}): not a PEM with a certificate and its "
+                              "unencrypted key")
+
+
+def test_a_bad_ca_file_an_http_base_url_a_short_secret_and_an_http_public_url_are_named(configured, tmp_path):
+    (tmp_path / "ca.pem").write_text("not a certificate")
+    configured.EFI_CA_FILE = str(tmp_path / "ca.pem")
+    configured.EFI_BASE_URL = "http://pix.api.efipay.com.br"
+    configured.EFI_WEBHOOK_SECRET = "short"
+    configured.PUBLIC_BASE_URL = "http://pay.example.com"
+
+    assert [code for code, _ in problems(configured)] == [
+        "payments.E003", "payments.E005", "payments.E006", "payments.E007"]
+
+
+def test_check_deploy_fails_on_a_missing_setting(configured):
+    configured.EFI_CLIENT_SECRET = ""
+    with pytest.raises(Exception, match="PAYMENTS_RAIL=efi needs EFI_CLIENT_SECRET"):
+        call_command("check", "--deploy", "--fail-level", "ERROR", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_rail_setup_registers_the_notification_url_for_the_pix_key(efi, settings):
+    settings.PUBLIC_BASE_URL = "https://pay.example.com"
+    out = io.StringIO()
+
+    call_command("rail_setup", stdout=out)
+
+    url = f"https://pay.example.com/rails/efi/webhook/{WEBHOOK_SECRET}?ignorar="
+    assert efi.webhooks[efi.pix_key]["webhookUrl"] == url
+    assert efi.webhook_skip_mtls_checking[efi.pix_key] == "true"  # no mTLS at our front end: the secret guards it
+    assert out.getvalue() == ("registered https://pay.example.com/rails/efi/webhook/<EFI_WEBHOOK_SECRET>?ignorar= "
+                              f"for Pix key {efi.pix_key}\n")
+
+
+def test_rail_setup_refuses_without_a_real_rail_or_a_secret(settings, efi):
+    settings.EFI_WEBHOOK_SECRET = ""
+    with pytest.raises(CommandError, match="EFI_WEBHOOK_SECRET must be set"):
+        call_command("rail_setup")
+    settings.PAYMENTS_RAIL = "simulator"
+    with pytest.raises(CommandError, match="only a real rail"):
+        call_command("rail_setup")
+
+
+@pytest.mark.django_db
+def test_every_call_to_the_bank_is_logged_without_secrets(efi, live, caplog):
+    with caplog.at_level(logging.INFO, logger="payments.rails.apipix"):
+        live.post("/payin", {"paymentMethod": "PIX", "amount": 1000, "referenceId": "r", "payerIp": "203.0.113.9",
+                             "isPhysicalProduct": False, "customer": {
+                                 "name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"},
+                             "items": [{"title": "x", "quantity": 1, "unitPrice": 1000}]}, format="json")
+
+    records = [r for r in caplog.records if r.getMessage() == "rails.call"]
+    assert [(r.rail, r.method, r.path.split("/")[1], r.status) for r in records] == [
+        ("efi", "POST", "oauth", 200), ("efi", "PUT", "v2", 201)]
+    assert all(r.rail_request_id and r.duration_ms >= 0 for r in records)  # the bank's correlation id
+    logged = " ".join(str(vars(r)) for r in caplog.records)
+    token = [entry for entry in efi.requests_log if entry["authorization_scheme"] == "Bearer"]
+    assert token and efi.client_secret not in logged and "Bearer" not in logged and "BEGIN" not in logged
