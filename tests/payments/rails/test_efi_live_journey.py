@@ -54,13 +54,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def gunicorn_options(directory: Path) -> list[str]:
-    """gunicorn 24+ opens a control socket, by default one path per user (~/.gunicorn/gunicorn.ctl) that two
-    servers on the machine would share: this one gets its own, where the option exists."""
+def gunicorn_options() -> list[str]:
+    """gunicorn 27 opens a control socket at one path per user (~/.gunicorn/gunicorn.ctl) that every server on the
+    machine would share: none for this one, where the option exists."""
     from gunicorn.config import KNOWN_SETTINGS
 
-    if any(setting.name == "control_socket" for setting in KNOWN_SETTINGS):
-        return ["--control-socket", str(directory / "gunicorn.ctl")]
+    if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
+        return ["--no-control-socket"]
     return []
 
 
@@ -177,7 +177,7 @@ def stack(fake, transactional_db, tmp_path) -> Iterator[Stack]:
         running.spawn("worker", "-m", "celery", "-A", "config", "worker", "--pool", "threads", "--concurrency", "4",
                       "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat")
         running.spawn("web", "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-                      "--workers", "2", "--timeout", "30", "--graceful-timeout", "2", *gunicorn_options(tmp_path))
+                      "--workers", "2", "--timeout", "30", "--graceful-timeout", "2", *gunicorn_options())
         running.wait_until_serving()
         yield running
     finally:
