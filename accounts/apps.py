@@ -6,4 +6,5 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from accounts import usersessions  # noqa: F401  (lists each session from its sign-in)
         from config import checks  # noqa: F401  (registers the deployment checks)

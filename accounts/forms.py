@@ -7,7 +7,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.utils.translation import gettext_lazy as _
 
 from accounts import throttle
-from accounts.models import User
+from accounts.models import Role, User
 from accounts.services import KycData
 from config.requests import client_ip
 from payments.formats import contact, documents
@@ -137,3 +137,60 @@ class RejectForm(forms.Form):
 class RevokeForm(RejectForm):
     outcome = forms.ChoiceField(choices=[("reject", "Reject"), ("review", "Review again (back to submitted)")],
                                 widget=forms.RadioSelect, initial="reject")
+
+
+class CodeForm(forms.Form):
+    code = forms.CharField(label=_("Code"), max_length=20, help_text=_(
+        "The 6-digit code your authenticator app shows, or one of your recovery codes."),
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "autofocus": True, "inputmode": "text"}))
+
+
+def _role_choices(include_owner: bool = False) -> list[tuple[str, str]]:
+    choices = [(Role.ADMIN, _("Admin")), (Role.DEVELOPER, _("Developer")), (Role.FINANCE, _("Finance")),
+               (Role.VIEWER, _("Viewer"))]
+    return [(Role.OWNER, _("Owner")), *choices] if include_owner else choices
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(label=_("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "off"}))
+    role = forms.ChoiceField(label=_("Role"), choices=_role_choices)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(label=_("Role"), choices=_role_choices)
+
+
+class AcceptInvitationForm(forms.Form):
+    """For an invited person with no account yet: the password of the account the invitation creates."""
+
+    password = forms.CharField(label=_("Password"), widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password_confirm = forms.CharField(label=_("Confirm password"),
+                                       widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+
+    def __init__(self, *args, email: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.email = email
+
+    def clean(self) -> dict:
+        data = super().clean()
+        password, confirm = data.get("password"), data.get("password_confirm")
+        if password and confirm and password != confirm:
+            self.add_error("password_confirm", _("The passwords do not match."))
+        elif password:
+            try:
+                password_validation.validate_password(password, User(email=self.email))
+            except forms.ValidationError as error:
+                self.add_error("password", error)
+        return data
+
+
+class AuditFilterForm(forms.Form):
+    member = forms.TypedChoiceField(label=_("Member"), required=False, coerce=int, empty_value=None)
+    action = forms.ChoiceField(label=_("Action"), required=False)
+    since = forms.DateField(label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args, members: list, actions: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["member"].choices = [("", _("Everyone")), *[(m.user_id, m.user.email) for m in members]]
+        self.fields["action"].choices = [("", _("Every action")), *actions]

@@ -83,6 +83,8 @@ class Merchant(models.Model):
     card_settlement_days = models.PositiveIntegerField(
         null=True, blank=True,
         help_text="Days before live card money becomes available; default CARD_SETTLEMENT_DAYS (test mode: 0).")
+    require_two_factor = models.BooleanField(
+        default=False, help_text="Every member must use a second factor before the dashboard opens (set by the owner).")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -124,9 +126,11 @@ class KycSubmission(models.Model):
 
 
 class AccountEvent(models.Model):
-    """The audit trail of an account: every KYC decision, suspension and staff change, who made it, when, from what
-    to what. `reason` is the line a person reads; `details` holds the same facts for a program (changed fields with
-    their old and new values, an adjustment's amount and mode, a delivery's id)."""
+    """The audit log, append-only: every KYC decision, suspension, staff change, sign-in, second-factor change,
+    member change and security- or money-relevant action, who made it (a user, or an API key pair), on which merchant
+    (empty for a sign-in of a user with no merchant, such as staff), on which object, from where, when, and from what
+    to what. `reason` is the line a person reads; `details` holds the same facts for a program. Written only through
+    `accounts.audit.audit_record` (and the services that call it); rows are never changed or deleted."""
 
     class Action(models.TextChoices):
         SIGNED_UP = "signed_up", "Signed up"
@@ -140,20 +144,143 @@ class AccountEvent(models.Model):
         BALANCE_ADJUSTED = "balance_adjusted", "Balance adjusted"
         DELIVERY_RESENT = "delivery_resent", "Webhook delivery resent"
         PASSWORD_CHANGED = "password_changed", "Password changed"
+        SIGNED_IN = "signed_in", "Signed in"
+        SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
+        TWO_FACTOR_ENABLED = "two_factor_enabled", "Two-factor sign-in enabled"
+        TWO_FACTOR_DISABLED = "two_factor_disabled", "Two-factor sign-in disabled"
+        RECOVERY_CODE_USED = "recovery_code_used", "Recovery code used"
+        MEMBER_INVITED = "member_invited", "Member invited"
+        MEMBER_JOINED = "member_joined", "Member joined"
+        MEMBER_ROLE_CHANGED = "member_role_changed", "Member role changed"
+        MEMBER_REMOVED = "member_removed", "Member removed"
+        SESSION_ENDED = "session_ended", "Session ended"
+        KEY_CREATED = "key_created", "API key created"
+        KEY_REVOKED = "key_revoked", "API key revoked"
+        SECRET_REVEALED = "signing_secret_revealed", "Signing secret revealed"
+        SECRET_ROTATED = "signing_secret_rotated", "Signing secret rotated"
+        ENDPOINT_ADDED = "endpoint_added", "Webhook endpoint added"
+        ENDPOINT_CHANGED = "endpoint_changed", "Webhook endpoint changed"
+        PAYOUT_CREATED = "payout_created", "Payout created"
+        PAYOUT_CANCELED = "payout_canceled", "Payout canceled"
+        REFUND_CREATED = "refund_created", "Refund created"
+        CHARGE_CANCELED = "charge_canceled", "Charge canceled"
+        UNMATCHED_ACCEPTED = "unmatched_accepted", "Unmatched payment accepted"
+        UNMATCHED_REFUNDED = "unmatched_refunded", "Unmatched payment sent back"
+        UNMATCHED_POLICY_CHANGED = "unmatched_policy_changed", "Unmatched payment policy changed"
+        DISPUTE_EVIDENCE_SENT = "dispute_evidence_sent", "Dispute evidence sent"
+        DISPUTE_ACCEPTED = "dispute_accepted", "Dispute accepted"
+        STAFF_ACTION = "staff_action", "Staff action in the admin"
 
-    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="account_events")
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="account_events", null=True,
+                                 blank=True)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
-                              related_name="+", help_text="Empty for operator commands.")
-    action = models.CharField(max_length=20, choices=Action.choices)
+                              related_name="+", help_text="Empty for operator commands and API key pairs.")
+    actor_key = models.CharField(max_length=64, blank=True, help_text="The public key of the API key pair that acted.")
+    action = models.CharField(max_length=40, choices=Action.choices)
+    obj_type = models.CharField(max_length=40, blank=True)
+    obj_id = models.CharField(max_length=64, blank=True)
     from_status = models.CharField(max_length=16, blank=True)
     to_status = models.CharField(max_length=16, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
     reason = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["merchant", "created_at"])]
+        indexes = [models.Index(fields=["merchant", "created_at"]), models.Index(fields=["actor", "created_at"])]
 
     def __str__(self) -> str:
         return f"{self.action} {self.from_status}→{self.to_status}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise ValueError("The audit log is append-only: an entry is never changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("The audit log is append-only: an entry is never deleted")
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    DEVELOPER = "developer", "Developer"
+    FINANCE = "finance", "Finance"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(models.Model):
+    """A person's place in a merchant's team. The owner's membership mirrors `Merchant.owner`."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "merchant"], name="membership_once_per_merchant"),
+            models.UniqueConstraint(fields=["merchant"], condition=models.Q(role="owner"),
+                                    name="membership_one_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) at {self.merchant}"
+
+
+class Invitation(models.Model):
+    """An e-mailed, single-use link to join a merchant; only the link's digest is stored."""
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=254)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    token_digest = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.merchant} as {self.role}"
+
+
+class TotpDevice(models.Model):
+    """A user's authenticator app (RFC 6238). Unconfirmed until the first code is entered; `last_step` refuses a
+    code's reuse within its 30 seconds."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp")
+    secret = models.CharField(max_length=64)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    last_step = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"authenticator of {self.user}"
+
+
+class RecoveryCode(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recovery_codes")
+    code_hash = models.CharField(max_length=128)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"recovery code of {self.user}"
+
+
+class UserSession(models.Model):
+    """What the sessions page lists: one row per signed-in session (the session itself is Django's)."""
+
+    session_key = models.CharField(max_length=40, primary_key=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sessions")
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"session of {self.user} from {self.ip}"

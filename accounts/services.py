@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
+from accounts.members import owner_membership_create
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
 from accounts.signals import merchant_changed
 from config.errors import DomainError, InvalidState
@@ -50,6 +51,7 @@ def merchant_signup(*, email: str, password: str, name: str) -> Merchant:
             raise EmailTaken(param="email")
         user = User.objects.create_user(email=email, password=password)
         merchant = Merchant.objects.create(owner=user, name=name)
+        owner_membership_create(merchant=merchant)
         AccountEvent.objects.create(merchant=merchant, actor=user, action=AccountEvent.Action.SIGNED_UP,
                                     to_status=KycStatus.NOT_SUBMITTED)
     return merchant

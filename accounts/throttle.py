@@ -29,8 +29,15 @@ class Rule:
     window: int  # seconds; also how long the lock lasts
 
 
-LOGIN_PER_EMAIL = Rule("login:email", attempts=5, window=15 * 60)
+# Knowing an e-mail must not be enough to lock its owner out: the tight limit counts an account's failures from one
+# IP; from elsewhere the owner still signs in. Only a spread-out attack (many IPs) reaches the account's own limit,
+# which a password reset lifts. The account+IP counters live under the account's "epoch", which a reset moves on.
+LOGIN_PER_EMAIL = Rule("login:email-ip", attempts=5, window=15 * 60)
+LOGIN_PER_ACCOUNT = Rule("login:email", attempts=50, window=60 * 60)
 LOGIN_PER_IP = Rule("login:ip", attempts=20, window=15 * 60)
+# The second step of a sign-in (a TOTP or recovery code), per account and per IP.
+SECOND_FACTOR_PER_USER = Rule("2fa:user", attempts=5, window=15 * 60)
+SECOND_FACTOR_PER_IP = Rule("2fa:ip", attempts=20, window=15 * 60)
 RESET_PER_IP = Rule("reset:ip", attempts=5, window=60 * 60)
 RESET_PER_EMAIL = Rule("reset:email", attempts=3, window=60 * 60)  # nobody's mailbox is flooded with reset links
 
@@ -83,16 +90,43 @@ def _attempt(checks: list[tuple[Rule, str]]) -> int | None:
         return None
 
 
+def _epoch(email: str) -> str:
+    return str(cache.get(f"throttle:epoch:{_subject(email)}") or 0)
+
+
+def _email_ip(email: str, ip: str) -> str:
+    return f"{email.strip().lower()}|{_epoch(email)}|{ip}"
+
+
 def login_attempt(*, email: str, ip: str) -> int | None:
-    """Call before checking a password: None to go ahead, or the seconds the email or IP stays locked."""
-    return _attempt([(LOGIN_PER_EMAIL, email), (LOGIN_PER_IP, ip)])
+    """Call before checking a password: None to go ahead, or the seconds the email (from this IP), the email
+    (everywhere) or the IP stays locked."""
+    try:
+        email_ip = _email_ip(email, ip)
+    except RedisError:
+        logger.exception("throttle.unavailable")
+        return None
+    return _attempt([(LOGIN_PER_EMAIL, email_ip), (LOGIN_PER_ACCOUNT, email), (LOGIN_PER_IP, ip)])
+
+
+def second_factor_attempt(*, user_id: int, ip: str) -> int | None:
+    """Call before checking a second-factor code: None to go ahead, or the seconds the account or IP stays locked."""
+    return _attempt([(SECOND_FACTOR_PER_USER, f"user:{user_id}"), (SECOND_FACTOR_PER_IP, ip)])
+
+
+def second_factor_succeeded(*, user_id: int) -> None:
+    try:
+        cache.delete(_count_key(SECOND_FACTOR_PER_USER, _subject(f"user:{user_id}")))
+    except RedisError:
+        logger.exception("throttle.unavailable")
 
 
 def login_succeeded(*, email: str, ip: str) -> None:
     """The email's failures are forgotten; the IP gets back the attempt that succeeded (an office behind one address
     logs in many times a day)."""
     try:
-        cache.delete(_count_key(LOGIN_PER_EMAIL, _subject(email)))
+        cache.delete_many([_count_key(LOGIN_PER_EMAIL, _subject(_email_ip(email, ip))),
+                           _count_key(LOGIN_PER_ACCOUNT, _subject(email))])
         if ip:
             cache.decr(_count_key(LOGIN_PER_IP, _subject(ip)))
     except ValueError:
@@ -102,10 +136,13 @@ def login_succeeded(*, email: str, ip: str) -> None:
 
 
 def login_unlock(*, email: str) -> None:
-    """A password reset proves the owner holds the mailbox: their email is no longer locked (the IP lock stays)."""
+    """A password reset proves the owner holds the mailbox: their email is no longer locked, from any IP (the IPs'
+    own locks stay). The account+IP counters are left behind under the old epoch, to expire."""
     subject = _subject(email)
+    epoch_key = f"throttle:epoch:{subject}"
     try:
-        cache.delete_many([_count_key(LOGIN_PER_EMAIL, subject), _lock_key(LOGIN_PER_EMAIL, subject)])
+        cache.delete_many([_count_key(LOGIN_PER_ACCOUNT, subject), _lock_key(LOGIN_PER_ACCOUNT, subject)])
+        cache.set(epoch_key, time.time_ns(), timeout=LOGIN_PER_EMAIL.window)
     except RedisError:
         logger.exception("throttle.unavailable")
 
@@ -123,6 +160,10 @@ def wait_text(seconds: int) -> str:
 def login_refused_message(seconds: int) -> str:
     return gettext("Too many failed attempts; try again in %(wait)s or reset your password.") % {
         "wait": wait_text(seconds)}
+
+
+def second_factor_refused_message(seconds: int) -> str:
+    return gettext("Too many wrong codes; try again in %(wait)s.") % {"wait": wait_text(seconds)}
 
 
 def password_reset_refused_message(seconds: int) -> str:

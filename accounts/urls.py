@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from accounts import views
+from accounts import security_views, team_views, views
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
@@ -18,4 +18,21 @@ urlpatterns = [
     path("mode/", views.mode_switch, name="mode_switch"),
     path("kyc/", views.kyc, name="kyc"),
     path("settings/", views.account_settings, name="settings"),
+    path("login/verify/", security_views.login_verify, name="login_verify"),
+    path("security/", security_views.security, name="security"),
+    path("security/two-factor/enable/", security_views.two_factor_enable, name="two_factor_enable"),
+    path("security/two-factor/disable/", security_views.two_factor_disable, name="two_factor_disable"),
+    path("security/recovery-codes/", security_views.recovery_codes_new, name="recovery_codes_new"),
+    path("security/sessions/end/", security_views.session_end, name="session_end"),
+    path("members/", team_views.member_list, name="members"),
+    path("members/invite/", team_views.member_invite, name="member_invite"),
+    path("members/<int:member_id>/role/", team_views.member_role, name="member_role"),
+    path("members/<int:member_id>/remove/", team_views.member_remove, name="member_remove"),
+    path("members/<int:member_id>/transfer/", team_views.ownership_transfer, name="ownership_transfer"),
+    path("members/invitations/<int:invitation_id>/revoke/", team_views.invitation_revoke, name="invitation_revoke"),
+    path("members/require-two-factor/", team_views.require_two_factor, name="require_two_factor"),
+    path("merchant/", team_views.merchant_switch, name="merchant_switch"),
+    path("invitations/<str:token>/", team_views.invitation_accept, name="invitation_accept"),
+    path("audit/", team_views.audit_log, name="audit"),
+    path("audit.csv", team_views.audit_log_csv, name="audit_csv"),
 ]

@@ -1,15 +1,14 @@
-"""Dashboard pages for the account: sign-up, log in (throttled), password reset (throttled), mode switch, KYC,
-settings. The overview is the payments app's (payments/dashboard/overview.py)."""
+"""Dashboard pages for the account: sign-up, log in (throttled, then the second factor), password reset (throttled),
+mode switch, KYC, settings. The overview is the payments app's (payments/dashboard/overview.py); members and the
+audit log are in team_views.py, two-factor sign-in and sessions in security_views.py."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+import time
 
 from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,28 +16,16 @@ from django.urls import reverse_lazy
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from accounts import services, throttle
+from accounts import roles, services, throttle
+from accounts.access import SESSION_MERCHANT, permission_required
+from accounts.audit import audit_record, audit_record_for_user
 from accounts.forms import KycForm, LoginForm, SignupForm
-from accounts.models import KycStatus
-from accounts.selectors import kyc_history, merchant_of
+from accounts.models import AccountEvent, KycStatus, User
+from accounts.selectors import kyc_history
+from accounts.twofactor import user_has_second_factor
+from accounts.usersessions import sessions_end_all
 from config.errors import DomainError
 from config.requests import client_ip
-
-
-def merchant_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Log-in required, and the user must own a merchant; `request.merchant` and `request.livemode` (the session's
-    mode, test unless switched) are set for the view and templates."""
-
-    @login_required
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        request.merchant = merchant_of(request.user)
-        request.livemode = request.session.get("livemode", False)
-        if request.merchant is None:
-            return render(request, "accounts/no_merchant.html", status=403)
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def refuse_if_suspended(request: HttpRequest) -> HttpResponse | None:
@@ -62,6 +49,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         else:
             login(request, merchant.owner, backend="django.contrib.auth.backends.ModelBackend")
             request.session["livemode"] = False
+            request.session[SESSION_MERCHANT] = str(merchant.pk)
             messages.success(request, gettext("Welcome! You are in test mode: create a test key and try the API now, "
                                               "and submit your KYC to go live."))
             return redirect("dashboard:overview")
@@ -74,16 +62,40 @@ class LoginView(auth_views.LoginView):
     redirect_authenticated_user = True
 
     def form_valid(self, form):
+        user = form.get_user()
+        if user_has_second_factor(user):
+            # The password was right; the session is signed in only once the second factor is too.
+            self.request.session[SECOND_STEP] = {"user_id": user.pk, "backend": user.backend,
+                                                 "next": self.get_success_url(), "at": time.time()}
+            return redirect("dashboard:login_verify")
         response = super().form_valid(form)
-        self.request.session["livemode"] = False  # a new session starts in test mode
+        sign_in_complete(self.request, user, method="password")
         return response
 
     def form_invalid(self, form):
+        email = form.cleaned_data.get("username") or ""
+        if email and not form.retry_after and form.cleaned_data.get("password"):
+            user = User.objects.filter(email=email.lower()).first()
+            if user is not None:
+                audit_record_for_user(self.request, user=user, action=AccountEvent.Action.SIGN_IN_FAILED,
+                                      reason="wrong password")
+            else:
+                audit_record(self.request, merchant=None, action=AccountEvent.Action.SIGN_IN_FAILED,
+                             reason="unknown email", details={"email": email[:254]})
         response = super().form_invalid(form)
         if form.retry_after:
             response.status_code = 429
             response["Retry-After"] = str(form.retry_after)
         return response
+
+
+SECOND_STEP = "sign_in_second_step"  # the session of a sign-in whose password was right, waiting for its code
+
+
+def sign_in_complete(request: HttpRequest, user: User, *, method: str) -> None:
+    """What every completed sign-in does: a new session starts in test mode, and it is audited."""
+    request.session["livemode"] = False
+    audit_record_for_user(request, user=user, action=AccountEvent.Action.SIGNED_IN, details={"method": method})
 
 
 class PasswordResetView(auth_views.PasswordResetView):
@@ -118,14 +130,14 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.PERSONAL)
 def mode_switch(request: HttpRequest) -> HttpResponse:
     request.session["livemode"] = request.POST.get("mode") == "live"
     next_url = request.POST.get("next", "")
     return redirect(next_url if next_url.startswith("/dashboard/") else "dashboard:overview")
 
 
-@merchant_required
+@permission_required(roles.SETTINGS)
 def kyc(request: HttpRequest) -> HttpResponse:
     merchant = request.merchant
     can_submit = merchant.kyc_status in (KycStatus.NOT_SUBMITTED, KycStatus.REJECTED)
@@ -146,7 +158,7 @@ def kyc(request: HttpRequest) -> HttpResponse:
     })
 
 
-@merchant_required
+@permission_required(roles.PERSONAL)
 def account_settings(request: HttpRequest) -> HttpResponse:
     """The account's email and merchant, and the password change. Allowed while suspended: a suspension may follow
     a compromised account, whose owner must still be able to lock the intruder out."""
@@ -155,6 +167,7 @@ def account_settings(request: HttpRequest) -> HttpResponse:
         services.password_change(user=request.user, password=form.cleaned_data["new_password1"], actor=request.user,
                                  how="on the settings page")
         update_session_auth_hash(request, request.user)  # this session stays; the user's other sessions end
+        sessions_end_all(user=request.user, keep=request.session.session_key)
         messages.success(request, gettext("Password changed. Other devices where you were logged in are logged out."))
         return redirect("dashboard:settings")
     return render(request, "accounts/settings.html", {"form": form})

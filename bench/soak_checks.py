@@ -189,6 +189,7 @@ def money_check(out: Outcome, api_balances: list[dict]) -> None:
         Payin,
         Payout,
         SimulatorOperation,
+        UnmatchedPayment,
     )
 
     def total(queryset, column: str = "amount") -> int:
@@ -197,16 +198,17 @@ def money_check(out: Outcome, api_balances: list[dict]) -> None:
     accounts = dict(LedgerAccount.objects.filter(livemode=False).values("kind").annotate(t=Sum("balance"))
                     .values_list("kind", "t"))
     held = sum(accounts.get(kind, 0) for kind in (AccountKind.AVAILABLE, AccountKind.PENDING,
-                                                  AccountKind.PAYOUTS_IN_FLIGHT))
+                                                  AccountKind.PAYOUTS_IN_FLIGHT, AccountKind.HELD))
     ops = SimulatorOperation.objects.filter(livemode=False)
     money_in = total(ops.filter(kind__in=["payin", "card"], status="SUCCEEDED"))
     money_out = total(ops.filter(kind__in=["refund", "chargeback", "payout"], status="SUCCEEDED"))
     fees = (total(Payin.objects.filter(livemode=False, paid_at__isnull=False), "fee")
-            + total(Payout.objects.filter(livemode=False, status__in=["COMPLETED", "RETURNED"]), "fee"))
+            + total(Payout.objects.filter(livemode=False, status__in=["COMPLETED", "RETURNED"]), "fee")
+            + total(UnmatchedPayment.objects.filter(livemode=False, status="ACCEPTED"), "fee"))
     adjustments = total(BalanceAdjustment.objects.filter(livemode=False))
     expected = money_in - money_out - fees + adjustments
     out.figures["money"] = {
-        "merchant balances (available + pending + in flight)": held,
+        "merchant balances (available + pending + in flight + held)": held,
         "  of which in flight": accounts.get(AccountKind.PAYOUTS_IN_FLIGHT, 0),
         "rail in (charges paid)": money_in, "rail out (refunds, chargebacks, payouts)": money_out,
         "fees earned": fees, "adjustments": adjustments, "rail in - out - fees + adjustments": expected,
@@ -222,7 +224,9 @@ def money_check(out: Outcome, api_balances: list[dict]) -> None:
     out.check(accounts.get(AccountKind.FEE_REVENUE, 0) == fees,
               f"fee_revenue accounts hold {accounts.get(AccountKind.FEE_REVENUE, 0)}, the objects' fees are {fees}")
     paid = total(Payin.objects.filter(livemode=False, status__in=PAID_PAYIN))
-    out.check(paid == money_in, f"charges in a paid status add up to {paid}, the rail received {money_in}")
+    unmatched = total(UnmatchedPayment.objects.filter(livemode=False))  # paid twice, after a cancel, ... (issue 14)
+    out.check(paid + unmatched == money_in, f"charges in a paid status add up to {paid} and unmatched payments to "
+                                            f"{unmatched}, the rail received {money_in}")
     api_total = sum(b["available"] + b["pending"] for b in api_balances)
     ledger_total = accounts.get(AccountKind.AVAILABLE, 0) + accounts.get(AccountKind.PENDING, 0)
     out.check(api_total == ledger_total, f"GET /balance adds up to {api_total}, the ledger to {ledger_total}")

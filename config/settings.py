@@ -67,6 +67,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "accounts.middleware.DashboardSecurityMiddleware",  # CSP, the admin's sign-in and 2FA, staff audit, sessions
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "payments.middleware.SimulatedLiveModeMiddleware",  # live API responses on the simulator say so
 ]
@@ -149,6 +150,7 @@ CELERY_BEAT_SCHEDULE = {
     "card-settlements-release": {"task": "payments.payins.tasks.card_settlements_release", "schedule": 300.0},
     "rail-reconcile": {"task": "payments.inbound.tasks.rail_reconcile", "schedule": 60.0},
     "payouts-reconcile": {"task": "payments.payouts.tasks.payouts_reconcile", "schedule": 20.0},
+    "disputes-expire": {"task": "payments.disputes.tasks.disputes_expire", "schedule": 300.0},
 }
 
 # --- Auth, sessions, security --------------------------------------------------------------------------------------
@@ -202,7 +204,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 KYC_DOCUMENT_MAX_BYTES = 10 * 1024 * 1024
 
-EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# EMAIL_URL: consolemail:// prints messages (the local default), smtp+tls://user:password@host:587 sends them.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@pagamentos.local")
 
 # --- API -----------------------------------------------------------------------------------------------------------
@@ -245,6 +248,8 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"basicAuth": []}, {"apiKeyHeader": [], "apiSecretHeader": []}],
     "AUTHENTICATION_WHITELIST": [],
+    # The unmatched-payment policy's four fields share one set of actions: one enum component, not four.
+    "ENUM_NAME_OVERRIDES": {"UnmatchedActionEnum": "payments.models.UnmatchedAction"},
     # The reference integrators read: descriptions, examples and the error codes (payments/reference/).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "payments.reference.hook.reference_postprocess"],
@@ -283,6 +288,9 @@ CHARGE_MAX_AMOUNT = env.int("CHARGE_MAX_AMOUNT", default=10_000_000)
 PAYOUT_MAX_AMOUNT = env.int("PAYOUT_MAX_AMOUNT", default=5_000_000)
 PAYOUT_DAILY_MAX = env.int("PAYOUT_DAILY_MAX", default=20_000_000)
 CARD_SETTLEMENT_DAYS = env.int("CARD_SETTLEMENT_DAYS", default=30)
+# Days a merchant has to answer a dispute with evidence before it is LOST (issue 14): card chargebacks, Pix MED.
+DISPUTE_CHARGEBACK_EVIDENCE_DAYS = env.int("DISPUTE_CHARGEBACK_EVIDENCE_DAYS", default=7)
+DISPUTE_MED_EVIDENCE_DAYS = env.int("DISPUTE_MED_EVIDENCE_DAYS", default=7)
 # Seconds the simulator rail waits before it confirms test-mode Pix refunds (and, in the payout issue, payouts).
 SIMULATOR_AUTO_CONFIRM_SECONDS = env.int("SIMULATOR_AUTO_CONFIRM_SECONDS", default=2)
 # Seconds the simulator rail takes to answer a payout (0; tests raise it to kill a worker mid-send).

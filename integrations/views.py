@@ -14,7 +14,11 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from accounts.views import merchant_required, refuse_if_suspended
+from accounts import roles
+from accounts.access import merchant_required, permission_required, second_factor_refusal
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
+from accounts.views import refuse_if_suspended
 from config import pages
 from config.errors import DomainError
 from integrations import services
@@ -59,10 +63,12 @@ def integrations(request: HttpRequest) -> HttpResponse:
 
 @never_cache
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
 def apikey_create_view(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
+    if request.POST.get("mode") == "live" and (refusal := second_factor_refusal(request)):
+        return refusal  # live keys move real money: a second factor first
     form = ApiKeyForm(request.POST)
     expected = request.session.pop(FORM_NONCE, None)
     if not form.is_valid() or not expected or not secrets.compare_digest(form.cleaned_data["nonce"], expected):
@@ -76,12 +82,14 @@ def apikey_create_view(request: HttpRequest) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
         return redirect("dashboard:integrations")
+    audit_record(request, merchant=request.merchant, action=AccountEvent.Action.KEY_CREATED, obj_type="api_key",
+                 obj_id=api_key.public_key, after={"label": api_key.label, "livemode": api_key.livemode})
     # Rendered straight from the POST, never stored: after this response the secret exists only with the merchant.
     return pages.page_render(request, PAGE, new_key=api_key, new_secret=secret_key)
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
 def apikey_revoke_view(request: HttpRequest, key_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
@@ -91,6 +99,8 @@ def apikey_revoke_view(request: HttpRequest, key_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
+        audit_record(request, merchant=request.merchant, action=AccountEvent.Action.KEY_REVOKED, obj_type="api_key",
+                     obj_id=api_key.public_key)
         messages.success(request, gettext("Key pair %(key)s revoked: requests with it now get 401.")
                          % {"key": api_key.public_key})
     return redirect("dashboard:integrations")

@@ -12,9 +12,11 @@ class PaymentsConfig(AppConfig):
         from config import metrics
         from payments import checks  # noqa: F401  (the deployment check of live mode on the simulator)
         from payments import metrics as payments_metrics
+        from payments.disputes import tasks as dispute_tasks  # noqa: F401
         from payments.inbound import tasks as inbound_tasks  # noqa: F401
         from payments.payins import errors as payin_errors  # noqa: F401
         from payments.payins import tasks as payin_tasks  # noqa: F401
         from payments.payouts import tasks as payout_tasks  # noqa: F401
+        from payments.unmatched import tasks as unmatched_tasks  # noqa: F401
 
         metrics.collector_register(payments_metrics.payments_collect)

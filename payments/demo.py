@@ -1,10 +1,12 @@
-"""Demo activity for `seed_demo`: a few test-mode charges in each status and two payouts, made through the same
-services and sandbox controls an integrator would use."""
+"""Demo activity for `seed_demo`: a few test-mode charges in each status, two disputes and two payouts, made
+through the same services and sandbox controls an integrator would use."""
 
 from __future__ import annotations
 
 from accounts.models import Merchant
 from config import dates
+from payments.disputes import selectors as dispute_selectors
+from payments.disputes.sandbox import dispute_simulate
 from payments.models import Payin
 from payments.payins import refunds
 from payments.payins import sandbox as payin_sandbox
@@ -44,7 +46,9 @@ def demo_activity(merchant: Merchant) -> int:
         payin_sandbox.payin_simulate(merchant=merchant, payin_id=payin.pk, action=action)
 
     _charge(merchant, "PIX", 15_000, "demo-order-1001")  # PENDING
-    simulate(_charge(merchant, "PIX", 25_990, "demo-order-1002"), "pay")  # PAID
+    disputed = _charge(merchant, "PIX", 25_990, "demo-order-1002")
+    simulate(disputed, "pay")  # PAID
+    simulate(disputed, "med")  # still PAID, with an OPEN dispute (MED) holding its amount
     simulate(_charge(merchant, "PIX", 4_990, "demo-order-1003"), "expire")  # EXPIRED
     _charge(merchant, "BOLETO", 89_900, "demo-order-1004")  # PENDING
     simulate(_charge(merchant, "BOLETO", 12_000, "demo-order-1005"), "pay")  # PAID
@@ -59,8 +63,10 @@ def demo_activity(merchant: Merchant) -> int:
     whole = _charge(merchant, "CREDIT_CARD", 8_000, "demo-order-1010", card=_card("378282246310005"))
     refunds.refund_create(merchant=merchant, livemode=False, payin_id=whole.pk, amount=None,
                            reason="Order canceled")  # REFUNDED
-    simulate(_charge(merchant, "CREDIT_CARD", 19_900, "demo-order-1011", card=_card("6362970000457013")),
-             "chargeback")  # CHARGEBACK
+    charged_back = _charge(merchant, "CREDIT_CARD", 19_900, "demo-order-1011", card=_card("6362970000457013"))
+    simulate(charged_back, "chargeback")
+    for dispute in dispute_selectors.payin_disputes(payin=charged_back):
+        dispute_simulate(merchant=merchant, dispute_id=dispute.pk, action="lose")  # CHARGEBACK
     for reference, key_type, key, action in [("demo-payout-1", "EMAIL", "fornecedor@example.com", "complete"),
                                              ("demo-payout-2", "CPF", "52998224725", "fail")]:
         data = payout_request_validate({"amount": 2_500, "pixKeyType": key_type, "pixKey": key,

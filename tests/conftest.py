@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from config import cache as shared_cache
 from config import readcache
 from integrations import authcache
-from tests.factories import ApiKeyFactory, MerchantFactory
+from tests.factories import ApiKeyFactory, MerchantFactory, totp_enrol
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
 
@@ -72,6 +72,14 @@ def _clear_cache():
 @pytest.fixture
 def merchant(db):
     return MerchantFactory()
+
+
+@pytest.fixture
+def admin_user(db, django_user_model):
+    """pytest-django's admin_user (behind admin_client), with the second factor the admin requires of staff."""
+    user = django_user_model.objects.create_superuser(email="admin@example.com", password="password")
+    totp_enrol(user)
+    return user
 
 
 @pytest.fixture

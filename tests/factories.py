@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import factory
+import pyotp
+from django.utils import timezone
 
-from accounts.models import KycStatus, Merchant, User
+from accounts.models import KycStatus, Membership, Merchant, Role, TotpDevice, User
 from integrations import keys
 from integrations.models import ApiKey
 
@@ -20,14 +22,56 @@ class UserFactory(factory.django.DjangoModelFactory):
         if create:
             obj.save()
 
+    @factory.post_generation
+    def two_factor(obj, create, extracted, **kwargs):
+        """Staff have a second factor unless told otherwise (the admin requires one): `two_factor=False`."""
+        if create and (extracted if extracted is not None else obj.is_staff):
+            totp_enrol(obj)
+
+
+def totp_enrol(user: User) -> TotpDevice:
+    """A confirmed authenticator for the user, as if enrolled on the Security page."""
+    return TotpDevice.objects.create(user=user, secret=pyotp.random_base32(32), confirmed_at=timezone.now())
+
+
+def totp_code(user: User) -> str:
+    """A code the user's authenticator shows that has not been used yet (codes are single-use per 30 s step)."""
+    device = TotpDevice.objects.get(user=user)
+    totp = pyotp.TOTP(device.secret)
+    now = totp.timecode(timezone.now())
+    step = next(s for s in (now - 1, now, now + 1) if s > device.last_step)
+    return totp.generate_otp(step)
+
 
 class MerchantFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Merchant
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"Loja {n}")
     owner = factory.SubFactory(UserFactory)
     kyc_status = KycStatus.APPROVED
+
+    @factory.post_generation
+    def owner_membership(obj, create, extracted, **kwargs):
+        if create:
+            Membership.objects.get_or_create(user=obj.owner, merchant=obj, defaults={"role": Role.OWNER})
+
+    @factory.post_generation
+    def owner_two_factor(obj, create, extracted, **kwargs):
+        """The owner has a second factor unless told otherwise (`owner_two_factor=False`): dashboard tests of payouts,
+        refunds and secrets need one, as a real owner does."""
+        if create and extracted is not False and not TotpDevice.objects.filter(user=obj.owner).exists():
+            totp_enrol(obj.owner)
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    user = factory.SubFactory(UserFactory)
+    merchant = factory.SubFactory(MerchantFactory)
+    role = Role.VIEWER
 
 
 class ApiKeyFactory(factory.django.DjangoModelFactory):

@@ -33,7 +33,8 @@ SHARED_MODULES: dict[str, str] = {
 URLCONF = "config.urls"  # the root URLconf may also import any app's URL and API modules (see is_url_module)
 # Function-local imports of project modules that must stay local: "module:Class.function" -> one-line reason.
 LOCAL_IMPORT_ALLOWLIST: dict[str, str] = {
-    "accounts.apps:AccountsConfig.ready": "Django's registration idiom: ready() imports the deployment checks",
+    "accounts.apps:AccountsConfig.ready": "Django's registration idiom: ready() imports the deployment checks "
+                                          "and the sessions list's sign-in receiver",
     "payments.apps:PaymentsConfig.ready": "Django's registration idiom: ready() imports the tasks (queued by name), "
                                           "the charge request's error kinds and the deployment check",
     "webhooks.apps:WebhooksConfig.ready": "Django's registration idiom: ready() imports the tasks (queued by name) "

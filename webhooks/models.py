@@ -24,6 +24,11 @@ class EventType(models.TextChoices):
     PAYOUT_FAILED = "payout.failed"
     PAYOUT_CANCELED = "payout.canceled"
     PAYOUT_RETURNED = "payout.returned"
+    UNMATCHED_PAYMENT_CREATED = "unmatched_payment.created"
+    UNMATCHED_PAYMENT_UPDATED = "unmatched_payment.updated"
+    DISPUTE_CREATED = "dispute.created"
+    DISPUTE_UPDATED = "dispute.updated"
+    DISPUTE_CLOSED = "dispute.closed"
     WEBHOOK_TEST = "webhook.test"
 
 

@@ -11,7 +11,11 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from accounts.views import merchant_required, refuse_if_suspended
+from accounts import roles
+from accounts.access import merchant_required, permission_required, second_factor_required
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
+from accounts.views import refuse_if_suspended
 from config import pages
 from config.errors import DomainError
 from webhooks import selectors, services
@@ -42,44 +46,54 @@ def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
+@second_factor_required
 def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
     # A POST, so the secret is never in a URL, a browser history or an access log; the page is not cached.
     secret = services.signing_secret_reveal(merchant=request.merchant, livemode=request.livemode)
+    audit_record(request, merchant=request.merchant, action=AccountEvent.Action.SECRET_REVEALED,
+                 obj_type="signing_secret", obj_id="live" if request.livemode else "test")
     return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
+@second_factor_required
 def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
     secret = services.signing_secret_rotate(merchant=request.merchant, livemode=request.livemode)
+    audit_record(request, merchant=request.merchant, action=AccountEvent.Action.SECRET_ROTATED,
+                 obj_type="signing_secret", obj_id="live" if request.livemode else "test")
     messages.success(request, gettext("Signing secret rotated. For 24 hours every webhook is signed with both the "
                                       "new and the old secret, so update your receiver now."))
     return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
 def endpoint_create(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
     form = EndpointForm(request.POST)
     if form.is_valid():
         try:
-            services.endpoint_create(merchant=request.merchant, livemode=request.livemode,
-                                     url=form.cleaned_data["url"], event_types=form.cleaned_data["event_types"],
-                                     description=form.cleaned_data["description"])
+            endpoint = services.endpoint_create(merchant=request.merchant, livemode=request.livemode,
+                                                url=form.cleaned_data["url"],
+                                                event_types=form.cleaned_data["event_types"],
+                                                description=form.cleaned_data["description"])
         except DomainError as error:
             form.add_error("url", error.message)
         else:
+            audit_record(request, merchant=request.merchant, action=AccountEvent.Action.ENDPOINT_ADDED,
+                         obj_type="webhook_endpoint", obj_id=str(endpoint.pk),
+                         after={"url": endpoint.url, "event_types": endpoint.event_types})
             messages.success(request, gettext("Endpoint added. Send it a test event to check your receiver."))
             return redirect("dashboard:integrations")
     return pages.page_render(request, INTEGRATIONS_PAGE, endpoint_form=form, status=400)
 
 
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
 def endpoint_edit(request: HttpRequest, endpoint_id) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     initial = {"url": endpoint.url, "description": endpoint.description, "event_types": endpoint.event_types,
@@ -94,13 +108,16 @@ def endpoint_edit(request: HttpRequest, endpoint_id) -> HttpResponse:
             except DomainError as error:
                 form.add_error("url", error.message)
             else:
+                after = {key: form.cleaned_data[key] for key in initial}
+                audit_record(request, merchant=request.merchant, action=AccountEvent.Action.ENDPOINT_CHANGED,
+                             obj_type="webhook_endpoint", obj_id=str(endpoint.pk), before=initial, after=after)
                 messages.success(request, gettext("Endpoint saved."))
                 return redirect("dashboard:integrations")
     return render(request, "webhooks/endpoint_edit.html", {"endpoint": endpoint, "form": form})
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
 def endpoint_send_test(request: HttpRequest, endpoint_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
@@ -133,7 +150,7 @@ def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.INTEGRATIONS)
 def delivery_resend(request: HttpRequest, delivery_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal

@@ -13,10 +13,16 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from accounts.views import merchant_required, refuse_if_suspended
+from accounts import roles
+from accounts.access import merchant_required, permission_required, second_factor_required
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
+from accounts.views import refuse_if_suspended
 from config.errors import DomainError, NotFound, ValidationFailed
 from payments.dashboard.forms import ChargeFilterForm, RefundForm, reais_text
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
+from payments.disputes.selectors import payin_disputes
+from payments.disputes.services import DISPUTABLE, KIND_OF_METHOD
 from payments.hosted.links import boleto_url, payment_url, qrcode_image_url
 from payments.ledger.selectors import balance_get
 from payments.ledger.services import InsufficientBalance
@@ -37,7 +43,8 @@ REFUND_TOKEN_SECONDS = 24 * 3600
 
 
 PAYIN_SANDBOX = {"pay": _("Payment simulated: the charge is paid."), "expire": _("The charge expired."),
-                 "chargeback": _("Chargeback simulated: the amount left the available balance.")}
+                 "chargeback": _("Chargeback simulated: a dispute is open and its amount is held."),
+                 "med": _("MED simulated: a dispute is open and its amount is held.")}
 
 
 # --- Charges ---------------------------------------------------------------------------------------------------------
@@ -67,6 +74,7 @@ def charge_list(request: HttpRequest) -> HttpResponse:
 def _charge_page(request: HttpRequest, payin: Payin, *, refund_form: RefundForm | None = None,
                  status: int = 200) -> HttpResponse:
     refunds = payin_selectors.refund_list(payin=payin)
+    disputes = payin_disputes(payin=payin)
     left = payin.amount - payin.refunded_amount
     method, state = payin.payment_method, payin.status
     can_refund = (method != PaymentMethod.BOLETO and left > 0
@@ -79,11 +87,14 @@ def _charge_page(request: HttpRequest, payin: Payin, *, refund_form: RefundForm 
             sandbox_actions.append(("pay", gettext("Simulate payment")))
         if method != PaymentMethod.CREDIT_CARD and state == PayinStatus.PENDING:
             sandbox_actions.append(("expire", gettext("Expire")))
-        if method != PaymentMethod.BOLETO and state in transitions.TRANSITIONS[PayinStatus.CHARGEBACK]:
-            sandbox_actions.append(("chargeback", gettext("Simulate chargeback")))
+        if state in DISPUTABLE and not disputes and method in KIND_OF_METHOD:
+            if method == PaymentMethod.CREDIT_CARD:
+                sandbox_actions.append(("chargeback", gettext("Simulate chargeback")))
+            else:
+                sandbox_actions.append(("med", gettext("Simulate MED")))
     items = [{**item, "total": item.get("quantity", 0) * item.get("unitPrice", 0)} for item in payin.items]
     return render(request, "payments/dashboard/charge_detail.html", {
-        "payin": payin, "refunds": refunds, "left": left, "items": items,
+        "payin": payin, "refunds": refunds, "disputes": disputes, "left": left, "items": items,
         "available": balance_get(merchant=request.merchant, livemode=request.livemode).available if can_refund else 0,
         "customer": payin.customer or {}, "address": (payin.customer or {}).get("address") or {},
         "events": timeline(request, [str(payin.pk), *(str(r.pk) for r in refunds)]), "object_id": str(payin.pk),
@@ -100,7 +111,7 @@ def charge_detail(request: HttpRequest, payin_id) -> HttpResponse:
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.MONEY)
 def charge_cancel(request: HttpRequest, payin_id) -> HttpResponse:
     if refusal := refuse_write(request):
         return refusal
@@ -110,12 +121,16 @@ def charge_cancel(request: HttpRequest, payin_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
+        audit_record(request, merchant=request.merchant, action=AccountEvent.Action.CHARGE_CANCELED,
+                     obj_type="payin", obj_id=str(payin.pk), before={"status": payin.status},
+                     after={"status": "CANCELED"})
         messages.success(request, gettext("Charge canceled. The payer can no longer pay it."))
     return redirect("dashboard:charge_detail", payin_id=payin.pk)
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.MONEY)
+@second_factor_required
 def charge_refund(request: HttpRequest, payin_id) -> HttpResponse:
     if refusal := refuse_write(request):
         return refusal
@@ -141,6 +156,9 @@ def charge_refund(request: HttpRequest, payin_id) -> HttpResponse:
             messages.error(request, error.message)
             return redirect("dashboard:charge_detail", payin_id=payin.pk)
         else:
+            audit_record(request, merchant=request.merchant, action=AccountEvent.Action.REFUND_CREATED,
+                         obj_type="refund", obj_id=str(refund.pk),
+                         after={"payin": str(payin.pk), "amount": refund.amount, "status": refund.status})
             messages.success(request, _refund_message(refund))
             return redirect("dashboard:charge_detail", payin_id=payin.pk)
         cache.delete(token_key)  # nothing was refunded: the same form may be sent again, corrected
@@ -158,7 +176,7 @@ def _refund_message(refund: Refund) -> str:
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.MONEY)
 def charge_simulate(request: HttpRequest, payin_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal

@@ -27,6 +27,14 @@ PAYOUT_STATUS = {
     "COMPLETED": pgettext_lazy("payout status", "Completed"), "FAILED": pgettext_lazy("payout status", "Failed"),
     "CANCELED": pgettext_lazy("payout status", "Canceled"), "RETURNED": pgettext_lazy("payout status", "Returned"),
 }
+DISPUTE_STATUS = {
+    "OPEN": pgettext_lazy("dispute status", "Open"), "UNDER_REVIEW": pgettext_lazy("dispute status", "Under Review"),
+    "WON": pgettext_lazy("dispute status", "Won"), "LOST": pgettext_lazy("dispute status", "Lost"),
+    "ACCEPTED": pgettext_lazy("dispute status", "Accepted"),
+}
+DISPUTE_KIND = {
+    "CHARGEBACK": pgettext_lazy("dispute kind", "Chargeback"), "MED": pgettext_lazy("dispute kind", "Med"),
+}
 PAYMENT_METHOD = {
     "PIX": pgettext_lazy("payment method", "Pix"), "CREDIT_CARD": pgettext_lazy("payment method", "Credit Card"),
     "BOLETO": pgettext_lazy("payment method", "Boleto"),
@@ -66,9 +74,37 @@ ACCOUNT_EVENT = {
     "balance_adjusted": pgettext_lazy("account event", "Balance adjusted"),
     "delivery_resent": pgettext_lazy("account event", "Webhook delivery resent"),
     "password_changed": pgettext_lazy("account event", "Password changed"),
+    "signed_in": pgettext_lazy("account event", "Signed in"),
+    "sign_in_failed": pgettext_lazy("account event", "Sign-in failed"),
+    "two_factor_enabled": pgettext_lazy("account event", "Two-factor sign-in enabled"),
+    "two_factor_disabled": pgettext_lazy("account event", "Two-factor sign-in disabled"),
+    "recovery_code_used": pgettext_lazy("account event", "Recovery code used"),
+    "member_invited": pgettext_lazy("account event", "Member invited"),
+    "member_joined": pgettext_lazy("account event", "Member joined"),
+    "member_role_changed": pgettext_lazy("account event", "Member role changed"),
+    "member_removed": pgettext_lazy("account event", "Member removed"),
+    "session_ended": pgettext_lazy("account event", "Session ended"),
+    "key_created": pgettext_lazy("account event", "API key created"),
+    "key_revoked": pgettext_lazy("account event", "API key revoked"),
+    "signing_secret_revealed": pgettext_lazy("account event", "Signing secret revealed"),
+    "signing_secret_rotated": pgettext_lazy("account event", "Signing secret rotated"),
+    "endpoint_added": pgettext_lazy("account event", "Webhook endpoint added"),
+    "endpoint_changed": pgettext_lazy("account event", "Webhook endpoint changed"),
+    "payout_created": pgettext_lazy("account event", "Payout created"),
+    "payout_canceled": pgettext_lazy("account event", "Payout canceled"),
+    "refund_created": pgettext_lazy("account event", "Refund created"),
+    "charge_canceled": pgettext_lazy("account event", "Charge canceled"),
+    "unmatched_accepted": pgettext_lazy("account event", "Unmatched payment accepted"),
+    "unmatched_refunded": pgettext_lazy("account event", "Unmatched payment sent back"),
+    "unmatched_policy_changed": pgettext_lazy("account event", "Unmatched payment policy changed"),
+    "dispute_evidence_sent": pgettext_lazy("account event", "Dispute evidence sent"),
+    "dispute_accepted": pgettext_lazy("account event", "Dispute accepted"),
+    "staff_action": pgettext_lazy("account event", "Staff action in the admin"),
 }
 # A statement line's object when the page has no link for it.
 STATEMENT_OBJECT = {
     "adjustment": pgettext_lazy("statement object", "Adjustment"), "payin": pgettext_lazy("statement object", "Payin"),
     "payout": pgettext_lazy("statement object", "Payout"), "refund": pgettext_lazy("statement object", "Refund"),
+    "dispute": pgettext_lazy("statement object", "Dispute"),
+    "unmatched_payment": pgettext_lazy("statement object", "Unmatched payment"),
 }

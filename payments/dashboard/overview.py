@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext
 
-from accounts.views import merchant_required
+from accounts.access import merchant_required
 from config.dates import sao_paulo_today
 from payments.dashboard import labels
 from payments.dashboard.charts import daily_volume, volume_chart_svg

@@ -11,7 +11,11 @@ from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from accounts.views import merchant_required, refuse_if_suspended
+from accounts import roles
+from accounts.access import merchant_required, permission_required, second_factor_required
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
+from accounts.views import refuse_if_suspended
 from config.dates import sao_paulo_today
 from config.errors import DomainError, NotFound
 from payments import policy, rails
@@ -79,7 +83,7 @@ def payout_detail(request: HttpRequest, payout_id) -> HttpResponse:
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.MONEY)
 def payout_cancel(request: HttpRequest, payout_id) -> HttpResponse:
     if refusal := refuse_write(request):
         return refusal
@@ -91,13 +95,16 @@ def payout_cancel(request: HttpRequest, payout_id) -> HttpResponse:
         messages.error(request, gettext("This payout can no longer be canceled: it is %(status)s.") % {
             "status": status})
     else:
+        audit_record(request, merchant=request.merchant, action=AccountEvent.Action.PAYOUT_CANCELED,
+                     obj_type="payout", obj_id=str(payout.pk), before={"status": payout.status},
+                     after={"status": "CANCELED"})
         messages.success(request, gettext("Payout canceled; %(total)s is back in your balance.") % {
             "total": brl(payout.amount + payout.fee)})
     return redirect("dashboard:payout_detail", payout_id=payout.pk)
 
 
 @require_POST
-@merchant_required
+@permission_required(roles.MONEY)
 def payout_simulate(request: HttpRequest, payout_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
         return refusal
@@ -140,7 +147,8 @@ def _payout_refusal(request: HttpRequest, form: PayoutForm, error: DomainError) 
         form.add_error(None, error.message)
 
 
-@merchant_required
+@permission_required(roles.MONEY, read_permission=roles.MONEY)
+@second_factor_required
 def payout_new(request: HttpRequest) -> HttpResponse:
     """A form, then a confirmation page carrying the checked values in hidden fields, then the payout. Sending twice
     (a double click, a reload, the back button) is safe: the referenceId, fixed when the form is first shown, is
@@ -168,6 +176,9 @@ def payout_new(request: HttpRequest) -> HttpResponse:
     except DomainError as error:
         _payout_refusal(request, form, error)
         return _payout_form(request, form, status=400)
+    audit_record(request, merchant=request.merchant, action=AccountEvent.Action.PAYOUT_CREATED, obj_type="payout",
+                 obj_id=str(payout.pk), after={"amount": payout.amount, "fee": payout.fee, "pix_key_type":
+                                               payout.pix_key_type, "reference_id": payout.reference_id})
     messages.success(request, gettext("Payout of %(amount)s sent to %(type)s key %(key)s.") % {
         "amount": brl(payout.amount), "type": pgettext("pix key type", payout.pix_key_type), "key": payout.pix_key})
     return redirect("dashboard:payout_detail", payout_id=payout.pk)

@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from accounts.views import merchant_required
+from accounts.access import merchant_required
 from config.api import timestamp
 from config.dates import sao_paulo_today
 from payments.dashboard import labels
@@ -32,7 +32,8 @@ LINE_LABELS = {
     LineType.PAYIN: _("Charge"), LineType.PAYIN_FEE: _("Charge fee"), LineType.REFUND: _("Refund"),
     LineType.PAYOUT: _("Payout"), LineType.PAYOUT_FEE: _("Payout fee"), LineType.PAYOUT_REVERSAL: _("Payout reversal"),
     LineType.CHARGEBACK: _("Chargeback"), LineType.SETTLEMENT: _("Card settlement"),
-    LineType.ADJUSTMENT: _("Adjustment"),
+    LineType.ADJUSTMENT: _("Adjustment"), LineType.DISPUTE: _("Dispute"),
+    LineType.UNMATCHED_PAYMENT: _("Unmatched payment"), LineType.UNMATCHED_PAYMENT_FEE: _("Unmatched payment fee"),
 }
 
 
@@ -43,11 +44,20 @@ FIXED_DESCRIPTIONS = {
     "Refund confirmed by the rail": _("Refund confirmed by the rail"),
     "Refund failed: money returned to the balance": _("Refund failed: money returned to the balance"),
     "Payout completed": _("Payout completed"),
+    "Dispute won: the held amount is available again": _("Dispute won: the held amount is available again"),
+    "Dispute lost: returned to the payer": _("Dispute lost: returned to the payer"),
+    "Dispute accepted: returned to the payer": _("Dispute accepted: returned to the payer"),
     "Payout returned by the receiving bank": _("Payout returned by the receiving bank"),
+    "Payment that matched no charge": _("Payment that matched no charge"),
+    "Unmatched payment accepted": _("Unmatched payment accepted"),
+    "Unmatched payment sent back to the payer": _("Unmatched payment sent back to the payer"),
+    "Unmatched payment returned to the payer": _("Unmatched payment returned to the payer"),
+    "Return to the payer failed: held again": _("Return to the payer failed: held again"),
 }
 _CHARGE = re.compile(r"(PIX|CREDIT_CARD|BOLETO) charge")
 _REFUND = re.compile(r"Refund of charge (\S+)")
 _PAYOUT = re.compile(r"Pix payout to (\w+) key")
+_DISPUTE = re.compile(r"Dispute opened \((CHARGEBACK|MED)\)")
 
 
 def description_text(object_type: str, description: str) -> str:
@@ -59,6 +69,8 @@ def description_text(object_type: str, description: str) -> str:
         return gettext("%(method)s charge") % {"method": labels.PAYMENT_METHOD_CODE[match[1]]}
     if match := _REFUND.fullmatch(description):
         return gettext("Refund of charge %(id)s") % {"id": match[1]}
+    if match := _DISPUTE.fullmatch(description):
+        return gettext("Dispute opened (%(kind)s)") % {"kind": labels.DISPUTE_KIND[match[1]]}
     if match := _PAYOUT.fullmatch(description):
         return gettext("Pix payout to %(type)s key") % {"type": labels.PIX_KEY_TYPE.get(match[1], match[1])}
     return description

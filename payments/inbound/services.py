@@ -17,6 +17,7 @@ from payments.payins import services as payins
 from payments.payins.notifications import notification_record
 from payments.payouts import services as payouts
 from payments.rails.base import Notification, RailError
+from payments.unmatched import services as unmatched
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ def rail_reconcile(*, payouts_too: bool = True, hours: float | None = None) -> d
     charges still PENDING here. A lost notification is found here, never lost."""
     done = {"card_charges": card_charges.card_charges_reconcile(older_than=RECONCILE_AFTER),
             "refunds": refunds.refunds_reconcile(older_than=RECONCILE_AFTER)}
+    done["unmatched_refunds"] = unmatched.unmatched_refunds_reconcile(older_than=RECONCILE_AFTER)
     if payouts_too:
         done["payouts"] = payouts.payouts_reconcile(older_than=RECONCILE_AFTER)
     rail = rails.by_name(settings.PAYMENTS_RAIL)

@@ -23,13 +23,14 @@ class BalanceApi(ApiView):
         operation_id="balance_retrieve",
         summary="The balance of the calling key pair's merchant and mode",
         description="`available` can be paid out now (payouts in flight are already out of it); `pending` is card "
-                    "money not yet settled. Integer cents, BRL.",
+                    "money not yet settled; `held` is money that reached us without settling a charge (unmatched "
+                    "payments awaiting a decision) and the amount of open disputes. Integer cents, BRL.",
         responses=ledger_schema.Balance,
     )
     def get(self, request: Request) -> Response:
         balance = balance_get(merchant=request.auth.merchant, livemode=request.auth.livemode)
-        return Response({"available": balance.available, "pending": balance.pending, "currency": "BRL",
-                         "livemode": request.auth.livemode})
+        return Response({"available": balance.available, "pending": balance.pending, "held": balance.held,
+                         "currency": "BRL", "livemode": request.auth.livemode})
 
 
 class BalanceTransactionsApi(ApiView):

@@ -10,6 +10,7 @@ from payments.models import LineType
 class Balance(serializers.Serializer):
     available = serializers.IntegerField()
     pending = serializers.IntegerField()
+    held = serializers.IntegerField(help_text="Unmatched payments awaiting a decision and open disputes.")
     currency = serializers.CharField()
     livemode = serializers.BooleanField()
 
@@ -19,7 +20,8 @@ class StatementLine(serializers.Serializer):
     type = serializers.ChoiceField(choices=LineType.values)
     amount = serializers.IntegerField(help_text="Signed cents.")
     balanceAfter = serializers.IntegerField()
-    balance = serializers.ChoiceField(choices=["available", "pending"], help_text="Which balance the line moves.")
+    balance = serializers.ChoiceField(choices=["available", "pending", "held"],
+                                      help_text="Which balance the line moves.")
     objectType = serializers.CharField()
     objectId = serializers.CharField()
     referenceId = serializers.CharField(allow_null=True)

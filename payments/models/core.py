@@ -17,6 +17,9 @@ class AccountKind(models.TextChoices):
     AVAILABLE = "available", "Available (can be paid out)"
     PENDING = "pending", "Pending (card money not yet settled)"
     PAYOUTS_IN_FLIGHT = "payouts_in_flight", "Payouts in flight"
+    # Money that reached the rail but is not (yet) the merchant's to spend: unmatched payments awaiting a decision,
+    # and the amount of an open dispute.
+    HELD = "held", "Held (unmatched payments, open disputes)"
     RAIL_IN = "rail_in", "Received through the rail"
     RAIL_OUT = "rail_out", "Sent through the rail"
     FEE_REVENUE = "fee_revenue", "Fees earned by the platform"
@@ -33,6 +36,9 @@ class LineType(models.TextChoices):
     PAYOUT_FEE = "payout_fee"
     PAYOUT_REVERSAL = "payout_reversal"
     CHARGEBACK = "chargeback"
+    UNMATCHED_PAYMENT = "unmatched_payment"
+    UNMATCHED_PAYMENT_FEE = "unmatched_fee"
+    DISPUTE = "dispute"
     SETTLEMENT = "settlement"
     ADJUSTMENT = "adjustment"
 

@@ -127,19 +127,22 @@ class PayinRefundsApi(ApiView):
 
 class SandboxPayinSimulateApi(ApiView):
     class SimulateRequest(StrictSerializer):
-        action = StrictCharField(help_text="pay, expire or chargeback")
+        action = StrictCharField(help_text="pay, expire, chargeback (a card) or med (a Pix)")
+        amount = StrictIntegerField(required=False, min_value=1, max_value=10_000_000_000,
+                                    help_text="pay: the amount the payer pays (default the charge's)")
 
         def validate_action(self, value: str) -> str:
-            if value not in ("pay", "expire", "chargeback"):
-                raise ValidationError("Must be one of pay, expire, chargeback.", code="invalid_choice")
+            if value not in ("pay", "expire", "chargeback", "med"):
+                raise ValidationError("Must be one of pay, expire, chargeback, med.", code="invalid_choice")
             return value
 
-    @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or charge back a charge",
+    @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or dispute a charge",
                    request=payin_schema.PayinSimulation, responses=payin_schema.Payin)
     def post(self, request: Request, payin_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()
         payin_id = path_uuid(payin_id, "charge")
         data = self.SimulateRequest.validated(request.data)
-        payin = payin_sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"])
+        payin = payin_sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"],
+                                             amount=data.get("amount") if data["action"] == "pay" else None)
         return Response(payin_serialize(payin))

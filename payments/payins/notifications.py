@@ -15,13 +15,16 @@ from dataclasses import asdict
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.errors import NotFound
+from accounts.models import Merchant
+from config.errors import InvalidState, NotFound
 from payments import rails
-from payments.models import Payin, RailNotification
+from payments.disputes import services as disputes
+from payments.models import Payin, RailNotification, UnmatchedKind
 from payments.payins import refunds
 from payments.payins import services as payins
 from payments.payouts import services as payouts
 from payments.rails.base import Notification, OperationStatus
+from payments.unmatched import services as unmatched
 
 logger = logging.getLogger(__name__)
 
@@ -63,26 +66,32 @@ def notification_process(*, row_id: int, notification: Notification | None = Non
 def _apply(notification: Notification) -> str:
     if notification.kind in ("payin.paid", "payin.chargeback"):
         payin_id = _payin_id(notification)
+        if payin_id is None and notification.kind == "payin.paid":
+            return _unknown_reference(notification)
         if payin_id is None:
             logger.error("payments.notification_unmatched", extra={"dedupe_key": notification.dedupe_key})
             return "no matching charge"
         if notification.kind == "payin.paid":
             paid = payins.payin_pay(payin_id=payin_id, amount=notification.amount,
-                                    end_to_end_id=notification.end_to_end_id)
-            return "paid" if paid else "ignored"
+                                    end_to_end_id=notification.end_to_end_id, payer_name=notification.payer_name,
+                                    payer_document=notification.payer_document)
+            return "paid" if paid else "unmatched or repeated"
+        # A chargeback (card) or a MED return (Pix) opens a dispute: the money is held until it is decided.
         try:
-            payins.payin_chargeback(payin_id=payin_id)
-        except payins.InvalidState as exc:
+            dispute, created = disputes.dispute_open(payin_id=payin_id)
+        except InvalidState as exc:
             return f"ignored: {exc.message}"
-        return "charged back"
+        return f"dispute opened {dispute.pk}" if created else f"ignored: already disputed ({dispute.pk})"
     if notification.kind in ("refund.succeeded", "refund.failed"):
         status = "SUCCEEDED" if notification.kind == "refund.succeeded" else "FAILED"
         try:
             refund_id = uuid.UUID(notification.key)
         except ValueError:
             return "no matching refund"
-        resolved = refunds.refund_resolve(refund_id=refund_id, status=status,
+        resolved = (refunds.refund_resolve(refund_id=refund_id, status=status,
                                            failure_code=notification.failure_code)
+                    or unmatched.unmatched_refund_resolve(unmatched_id=refund_id, status=status,
+                                                          failure_code=notification.failure_code))
         return "resolved" if resolved else "ignored"
     if notification.kind in ("payout.succeeded", "payout.failed"):
         try:
@@ -96,6 +105,20 @@ def _apply(notification: Notification) -> str:
         except NotFound:
             return "no matching payout"
     return f"unknown kind {notification.kind}"
+
+
+def _unknown_reference(notification: Notification) -> str:
+    """Money naming no charge we know. The sandbox says whose test-mode money it is; a real rail's Pix to the
+    platform's key naming nothing is not any merchant's: it stays on the stored notification for staff."""
+    merchant = Merchant.objects.filter(pk=notification.merchant_id).first() if notification.merchant_id else None
+    if merchant is None or not notification.end_to_end_id or notification.amount is None:
+        logger.error("payments.payment_unattributed", extra={"dedupe_key": notification.dedupe_key,
+                                                             "amount": notification.amount})
+        return "no matching charge: unattributed"
+    unmatched.unmatched_record(merchant=merchant, livemode=False, kind=UnmatchedKind.UNKNOWN_REFERENCE,
+                               amount=notification.amount, end_to_end_id=notification.end_to_end_id,
+                               payer_name=notification.payer_name, payer_document=notification.payer_document)
+    return "unmatched"
 
 
 def _payin_id(notification: Notification):

@@ -16,6 +16,7 @@ from accounts.models import Merchant
 from config.celery import task_enqueue
 from config.errors import DomainError, InvalidState, ValidationFailed
 from payments import rails
+from payments.disputes.selectors import payin_under_dispute
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import (
@@ -85,6 +86,8 @@ def _refund_hold(*, merchant: Merchant, livemode: bool, payin_id, amount: int | 
             raise RefundNotSupported()
         if payin.status not in (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED):
             raise InvalidState(gettext("A %(status)s charge cannot be refunded") % {"status": payin.status})
+        if payin_under_dispute(payin=payin):  # the disputed amount is held: refunding it too would pay twice
+            raise InvalidState(gettext("A charge under dispute cannot be refunded"))
         left = payin.amount - payin.refunded_amount
         if amount is None:
             amount = left

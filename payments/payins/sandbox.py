@@ -1,5 +1,5 @@
 """Sandbox controls (SPEC §7): test mode only. They ask the simulator rail to play the outside world (a payer
-paying, a bank charging back), and its notification goes through the same path as a real rail's."""
+paying, a bank opening a chargeback or a MED), and its notification goes through the same path as a real rail's."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from django.utils.translation import gettext
 from accounts.models import Merchant
 from config.errors import InvalidState
 from payments import rails
-from payments.models import Payin, PayinStatus, PaymentMethod
+from payments.disputes.services import dispute_open_check
+from payments.models import DisputeKind, Payin, PaymentMethod
 from payments.payins import services as payins
 from payments.payins import transitions
 from payments.payins.notifications import notification_receive
 from payments.payins.selectors import payin_get
 
 
-def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
+def payin_simulate(*, merchant: Merchant, payin_id, action: str, amount: int | None = None) -> Payin:
     """Runs with the charge locked, so the check, the simulator's books and our transition commit together: an action
     that loses a race with a refund or a cancel is refused (409), and the simulator never records money that our
     ledger did not take."""
@@ -26,18 +27,23 @@ def payin_simulate(*, merchant: Merchant, payin_id, action: str) -> Payin:
     with transaction.atomic():
         payin = transitions.payin_locked(payin_id, merchant=merchant, livemode=False)
         if action == "pay":
-            if payin.payment_method == PaymentMethod.CREDIT_CARD or payin.status not in transitions.TRANSITIONS[
-                    PayinStatus.PAID]:
+            # Any PIX or boleto can be paid, as a payer can pay any code or slip they hold: paying one that is not
+            # PENDING (or EXPIRED), or with another `amount`, plays an unmatched payment (issue 14).
+            if payin.payment_method == PaymentMethod.CREDIT_CARD:
                 raise InvalidState(gettext("A %(status)s %(method)s charge cannot be paid") % {
                     "status": payin.status, "method": payin.payment_method})
-            body = simulator.simulate_payment(key=str(payin.pk), livemode=False, amount=payin.amount,
-                                              txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero)
+            customer = payin.customer or {}
+            body = simulator.simulate_payment(key=str(payin.pk), livemode=False,
+                                              amount=payin.amount if amount is None else amount,
+                                              txid=payin.pix_txid or "", nosso_numero=payin.boleto_nosso_numero,
+                                              payer_name=customer.get("name") or "",
+                                              payer_document=customer.get("document") or "")
         else:
-            if payin.payment_method == PaymentMethod.BOLETO or payin.status not in transitions.TRANSITIONS[
-                    PayinStatus.CHARGEBACK]:
-                raise InvalidState(gettext("A %(status)s %(method)s charge cannot be charged back") % {
-                    "status": payin.status, "method": payin.payment_method})
+            # chargeback (a card) or med (a Pix): the network opens a dispute, decided later
+            # (POST /sandbox/disputes/{id}/simulate); refused here when the rail would open none.
+            kind = DisputeKind.CHARGEBACK if action == "chargeback" else DisputeKind.MED
+            dispute_open_check(payin, kind)
             body = simulator.simulate_chargeback(key=str(payin.pk), livemode=False,
-                                                 amount=payin.amount)
+                                                 amount=payin.amount - payin.refunded_amount)
         notification_receive(rail_name="simulator", body=body)
     return payin_get(merchant=merchant, livemode=False, payin_id=payin.pk)

@@ -23,19 +23,17 @@ from config.dates import sao_paulo_date
 from config.errors import DomainError, InvalidState
 from payments import policy, rails
 from payments.formats import boleto, pix
-from payments.ledger import services as ledger
-from payments.ledger.services import Leg
 from payments.models import (
-    AccountKind,
-    LineType,
     Payin,
     PayinStatus,
     PaymentMethod,
+    UnmatchedKind,
 )
 from payments.payins.cards import card_charge
 from payments.payins.serializers import payin_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
 from payments.rails.base import RailError, RailRefused
+from payments.unmatched.services import unmatched_record
 from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -154,24 +152,33 @@ def _nosso_numero_next() -> int:
         return cursor.fetchone()[0]
 
 
-def payin_pay(*, payin_id, amount: int | None = None, end_to_end_id: str = "") -> Payin | None:
-    """The rail confirmed a payment. A repeated confirmation is a no-op (None), never a second credit."""
+def payin_pay(*, payin_id, amount: int | None = None, end_to_end_id: str = "", payer_name: str = "",
+              payer_document: str = "") -> Payin | None:
+    """The rail confirmed a payment naming this charge. A PENDING (or EXPIRED) charge paid its exact amount becomes
+    PAID; any other money becomes an unmatched payment (another amount, a second payment, a payment after a cancel),
+    never lost and never credited as the charge. The payment that paid the charge, told again, is a no-op (None)."""
     with transaction.atomic():
         payin = payin_locked(payin_id)
-        if payin.status not in TRANSITIONS[PayinStatus.PAID]:
-            if payin.status in (PayinStatus.CANCELED, PayinStatus.FAILED):  # money for a charge that is closed
-                logger.error("payments.payment_for_closed_charge",
-                             extra={"payin_id": str(payin.id), "status": payin.status, "received": amount})
+        received = payin.amount if amount is None else amount
+        if end_to_end_id and end_to_end_id == payin.pix_end_to_end_id:
+            return None  # the payment that paid it, seen again (a repeated notice, reconciliation)
+        if payin.status in TRANSITIONS[PayinStatus.PAID]:
+            if received == payin.amount:
+                if end_to_end_id:
+                    return payin_mark_paid(payin, pix_end_to_end_id=end_to_end_id)
+                return payin_mark_paid(payin)
+            kind = UnmatchedKind.AMOUNT_MISMATCH
+        elif payin.status in (PayinStatus.CANCELED, PayinStatus.FAILED):
+            kind = UnmatchedKind.AFTER_CANCEL
+        else:  # PAID, PARTIALLY_REFUNDED, REFUNDED, CHARGEBACK: it was paid already
+            kind = UnmatchedKind.DUPLICATE
+        if not end_to_end_id:  # a rail that names no payment: nothing could tell a repeat from a new one
+            logger.error("payments.unmatched_without_payment_id", extra={"payin_id": str(payin.id), "kind": kind})
             return None
-        if amount is not None and amount != payin.amount:
-            # The payer paid another amount than the charge's: the money is real, so it must not vanish, but the
-            # charge does not match. Left for staff (the notification keeps the raw body); never auto-credited.
-            logger.error("payments.payment_amount_mismatch",
-                         extra={"payin_id": str(payin.id), "expected": payin.amount, "received": amount})
-            return None
-        if end_to_end_id:
-            return payin_mark_paid(payin, pix_end_to_end_id=end_to_end_id)
-        return payin_mark_paid(payin)
+        unmatched_record(merchant=payin.merchant, livemode=payin.livemode, kind=kind, amount=received,
+                         end_to_end_id=end_to_end_id, payin=payin, payer_name=payer_name,
+                         payer_document=payer_document)
+        return None
 
 
 def payin_cancel(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
@@ -208,7 +215,8 @@ def payin_payments_apply(rail: rails.Rail, payin: Payin) -> int:
     for notification in rail.pix_charge_payments(txid=payin.pix_txid):
         if notification.kind == "payin.paid" and notification.txid == payin.pix_txid:
             applied += payin_pay(payin_id=payin.pk, amount=notification.amount,
-                                 end_to_end_id=notification.end_to_end_id) is not None
+                                 end_to_end_id=notification.end_to_end_id, payer_name=notification.payer_name,
+                                 payer_document=notification.payer_document) is not None
     return applied
 
 
@@ -218,25 +226,6 @@ def payin_expire(*, payin_id, merchant: Merchant | None = None, livemode: bool |
         if payin.payment_method == PaymentMethod.CREDIT_CARD:
             raise InvalidState("Card charges do not expire")
         return payin_transition(payin, to=PayinStatus.EXPIRED)
-
-
-def payin_chargeback(*, payin_id, merchant: Merchant | None = None, livemode: bool | None = None) -> Payin:
-    """The payer's bank took the money back (card chargeback, Pix MED return): the whole amount leaves the available
-    balance, which may go negative. Fees are not returned."""
-    with transaction.atomic():
-        payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
-        if payin.payment_method == PaymentMethod.BOLETO:
-            raise InvalidState("Boleto payments cannot be charged back")
-        payin = payin_transition(payin, to=PayinStatus.CHARGEBACK)
-        # The whole amount (SPEC §3.3). A refund still pending holds its own money in flight: if it fails, that
-        # money returns to the balance; if it succeeds, the payer got both, as in the real world.
-        amount = payin.amount
-        ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
-                    reference_id=payin.reference_id, description="Chargeback", legs=[
-                        Leg(AccountKind.AVAILABLE, -amount, LineType.CHARGEBACK),
-                        Leg(AccountKind.RAIL_OUT, amount, LineType.CHARGEBACK),
-                    ])
-        return payin
 
 
 def payins_expire(*, now: datetime | None = None) -> int:

@@ -42,7 +42,8 @@ TRANSITIONS = {
     PayinStatus.CANCELED: {PayinStatus.PENDING},
     PayinStatus.PARTIALLY_REFUNDED: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
     PayinStatus.REFUNDED: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
-    PayinStatus.CHARGEBACK: {PayinStatus.PAID},
+    # A card dispute lost or accepted (payments.disputes); a partial refund may have come before it.
+    PayinStatus.CHARGEBACK: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
 }
 
 

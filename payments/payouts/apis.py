@@ -7,6 +7,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
 from config.api import (
     ApiView,
     StrictCharField,
@@ -34,6 +36,9 @@ class PayoutsApi(ApiView):
     def post(self, request: Request) -> Response:
         data = payout_request_validate(request.data, merchant=request.auth.merchant)
         payout = payouts.payout_create(merchant=request.auth.merchant, livemode=request.auth.livemode, data=data)
+        audit_record(request, merchant=request.auth.merchant, action=AccountEvent.Action.PAYOUT_CREATED,
+                     obj_type="payout", obj_id=str(payout.pk), actor_key=request.auth.public_key,
+                     after={"amount": payout.amount, "fee": payout.fee})
         return Response(payout_serialize(payout), status=201)
 
     @extend_schema(
@@ -81,6 +86,9 @@ class PayoutCancelApi(ApiView):
         EmptyRequest.validated(request.data)
         payout = payouts.payout_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                        payout_id=path_uuid(payout_id, "payout"))
+        audit_record(request, merchant=request.auth.merchant, action=AccountEvent.Action.PAYOUT_CANCELED,
+                     obj_type="payout", obj_id=str(payout.pk), actor_key=request.auth.public_key,
+                     after={"status": payout.status})
         return Response(payout_serialize(payout))
 
 

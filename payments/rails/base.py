@@ -80,6 +80,9 @@ class Notification:
     nosso_numero: int | None = None
     failure_code: str = ""
     end_to_end_id: str = ""
+    payer_name: str = ""
+    payer_document: str = ""
+    merchant_id: str = ""  # the sandbox's plays only: whose test-mode money a Pix naming no charge is
 
 
 class Rail(Protocol):

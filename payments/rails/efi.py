@@ -208,9 +208,11 @@ class EfiRail:
     def _pix_notifications(pix: dict) -> list[Notification]:
         """A Pix as Efí holds it: its payment, and each devolução of it that reached an end."""
         end_to_end_id = str(pix["endToEndId"])
+        payer = pix.get("pagador") or {}
         notifications = [Notification(dedupe_key=f"pix-{end_to_end_id}", kind="payin.paid",
                                       amount=amount_parse(pix["valor"]), txid=str(pix.get("txid") or ""),
-                                      end_to_end_id=end_to_end_id)]
+                                      end_to_end_id=end_to_end_id, payer_name=str(payer.get("nome") or ""),
+                                      payer_document=str(payer.get("cpf") or payer.get("cnpj") or ""))]
         for devolucao in pix.get("devolucoes") or []:
             status = DEVOLUCAO_STATUS.get(devolucao.get("status", ""))
             key = our_key(str(devolucao.get("id", "")))

@@ -157,7 +157,11 @@ class SimulatorRail:
             data = json.loads(body)
             return Notification(dedupe_key=str(data["id"]), kind=str(data["type"]), amount=data.get("amount"),
                                 key=str(data.get("key", "")), txid=str(data.get("txid", "")),
-                                nosso_numero=data.get("nossoNumero"), failure_code=str(data.get("failureCode", "")))
+                                nosso_numero=data.get("nossoNumero"), failure_code=str(data.get("failureCode", "")),
+                                end_to_end_id=str(data.get("endToEndId", "")),
+                                payer_name=str(data.get("payerName", "")),
+                                payer_document=str(data.get("payerDocument", "")),
+                                merchant_id=str(data.get("merchantId", "")))
         except (ValueError, KeyError, TypeError) as exc:
             raise InvalidNotification(str(exc)) from exc
 
@@ -170,12 +174,22 @@ class SimulatorRail:
 
     # --- Sandbox: the outside world ----------------------------------------------------------------------------------
     def simulate_payment(self, *, key: str, livemode: bool, amount: int, txid: str = "",
-                         nosso_numero: int | None = None) -> bytes:
-        """The payer pays: money enters through the rail. Paying the same charge twice is one payment."""
-        self._repeat(key) or self._record(key=key, kind="payin", livemode=livemode, amount=amount,
-                                          status="SUCCEEDED", reference=txid or str(nosso_numero or ""))
-        return self._notification("payin.paid", dedupe_key=f"paid-{key}", key=key, amount=amount, txid=txid,
-                                  nossoNumero=nosso_numero)
+                         nosso_numero: int | None = None, payer_name: str = "", payer_document: str = "",
+                         merchant_id: str = "") -> bytes:
+        """A payer pays: money enters through the rail, as a payment of its own (its end-to-end id), whatever it
+        names: paying a charge twice is two payments, the second one unmatched. `key` is the charge's id ("" for a
+        Pix naming no charge, then `merchant_id` says whose test-mode money it is)."""
+        end_to_end_id = self.end_to_end_id_generate()
+        self._record(key=end_to_end_id, kind="payin", livemode=livemode, amount=amount, status="SUCCEEDED",
+                     reference=txid or str(nosso_numero or "") or key)
+        return self._notification("payin.paid", dedupe_key=f"paid-{end_to_end_id}", key=key, amount=amount,
+                                  txid=txid, nossoNumero=nosso_numero, endToEndId=end_to_end_id,
+                                  payerName=payer_name, payerDocument=payer_document, merchantId=merchant_id)
+
+    @staticmethod
+    def end_to_end_id_generate() -> str:
+        """An end-to-end id in the network's shape: E, the payer's bank's ISPB, the minute, 11 letters or digits."""
+        return f"E{settings.PIX_ISPB}{timezone.now():%Y%m%d%H%M}{random_code(11)}"
 
     def simulate_chargeback(self, *, key: str, livemode: bool, amount: int) -> bytes:
         """The payer's bank takes the money back (a card chargeback, a Pix MED return)."""

@@ -9,6 +9,7 @@ from typing import Any
 TIMESTAMP = "2026-11-20T21:39:00.123Z"
 PAYIN_ID = "0193a4f2-7c1e-7b8a-9d2f-5e6a1b2c3d4e"
 PAYOUT_ID = "0193a4f3-1a2b-7c3d-8e4f-5a6b7c8d9e0f"
+DISPUTE_ID = "0193a4f6-2b3c-7d4e-8f50-6a7b8c9d0e1f"
 # The card token of the examples (tests/fuzz gives its merchant a card saved under it, so the examples are accepted).
 CARD_TOKEN = "ctok_4f9a1c2b3d4e5f60"
 
@@ -169,7 +170,26 @@ OVERRIDES: dict[str, tuple[str, Any]] = {
     "Account.name": ("The merchant's account name.", "Loja Demo"),
     "CardData.installments": ("Number of installments.", 1),
     "CardData.expirationYear": ("Expiry year, YYYY.", "2030"),
-    "PayinSimulationRequest.action": ("pay (confirm the payment), expire, or chargeback (a PAID charge).", "pay"),
+    "PayinSimulationRequest.action": ("pay (confirm the payment), expire, chargeback (open a dispute on a PAID card "
+                                      "charge) or med (open a MED on a PAID Pix charge).", "pay"),
+    "UnmatchedPayment.endToEndId": ("The rail's id of the money that arrived (the Pix end-to-end id).",
+                                    "E60701190202611251200a1B2c3D4e5F"),
+    "Dispute.id": ("The dispute's id.", DISPUTE_ID),
+    "Dispute.payinId": ("The disputed charge's id.", PAYIN_ID),
+    "Dispute.kind": ("CHARGEBACK (a card network's chargeback) or MED (Pix's Mecanismo Especial de Devolução).",
+                     "CHARGEBACK"),
+    "Dispute.reason": ("Why the payer's bank disputes the charge, as the network says it; null when it said "
+                       "nothing.", "fraudulent"),
+    "Dispute.amount": ("Cents in dispute: what was left of the charge after its refunds (pending ones included). "
+                       "Held from `available` while the dispute is open.", 10000),
+    "Dispute.status": ("OPEN (answer it), UNDER_REVIEW (evidence sent), WON, LOST or ACCEPTED.", "OPEN"),
+    "Dispute.evidenceDueBy": ("The deadline for evidence; an OPEN dispute past it is LOST.", TIMESTAMP),
+    "Dispute.evidence": ("The merchant's evidence: its text and when it was sent (null until then).", None),
+    "Dispute.closedAt": ("When it became WON, LOST or ACCEPTED; null while open.", None),
+    "DisputeEvidenceData.text": ("The evidence as sent; null until then.", "Delivered on 2026-11-18; receipt 4821."),
+    "DisputeEvidenceData.submittedAt": ("When the evidence was sent; null until then.", None),
+    "DisputeEvidenceRequest.text": ("", "Delivered on 2026-11-18 to the cardholder's address; signed receipt 4821."),
+    "DisputeSimulationRequest.action": ("win (the merchant wins) or lose (the payer wins).", "win"),
     "PayoutSimulationRequest.action": ("complete (a PENDING or PROCESSING payout), fail, or return (a COMPLETED "
                                        "one).", "complete"),
     "RefundRequestRequest.reason": ("Why you refund, at most 255 characters; echoed back.",
@@ -180,6 +200,11 @@ OVERRIDES: dict[str, tuple[str, Any]] = {
 PARAMETERS: dict[str, str] = {
     "payin_id": "The charge's id.",
     "payout_id": "The payout's id.",
+    "dispute_id": "The dispute's id.",
+    "kind": "Only objects of this kind: for disputes CHARGEBACK (card) or MED (Pix); for unmatched payments "
+            "AMOUNT_MISMATCH, DUPLICATE, AFTER_CANCEL or UNKNOWN_REFERENCE.",
+    "unmatched_id": "The unmatched payment's id.",
+    "payinId": "Only the disputes of this charge.",
     "event_id": "The event's id.",
     "status": "Only objects in this status.",
     "paymentMethod": "Only charges of this payment method.",

@@ -71,7 +71,8 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "account_retrieve": ("Use it to check a key pair: the merchant and mode the keys belong to, and the KYC status "
                          "(live keys work once it is APPROVED).", None),
     "balance_retrieve": ("`available` can be paid out now (payouts in flight are already out of it); `pending` is "
-                         "card money not yet settled. Integer cents, BRL.", None),
+                         "card money not yet settled; `held` is unmatched payments awaiting a decision and open "
+                         "disputes. Integer cents, BRL.", None),
     "balance_transactions_list": ("The statement: one line per movement of the balance (a paid charge gives a "
                                   "`payin` line and a `payin_fee` line), signed cents with the balance after it. "
                                   + _LIST, None),
@@ -107,10 +108,55 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
                       "`available`. Any other payout is 409 invalid_state. No body.", None),
     "sandbox_payin_simulate": (
         "Test keys only (403 test_mode_only with live keys): makes the simulator pay or expire a PENDING charge, or "
-        "charge back a PAID one, with the same ledger movements and webhooks as the real thing.",
+        "open a dispute on a PAID one (chargeback: a card; med: a Pix), with the same ledger movements and webhooks "
+        "as the real thing. Decide the dispute with POST /sandbox/disputes/{id}/simulate.",
         {"pay": _example("Pay a PENDING charge", {"action": "pay"}),
          "expire": _example("Expire a PENDING charge", {"action": "expire"}),
-         "chargeback": _example("Charge back a PAID charge", {"action": "chargeback"})}),
+         "chargeback": _example("Open a card dispute on a PAID card charge", {"action": "chargeback"}),
+         "med": _example("Open a MED on a PAID Pix charge", {"action": "med"})}),
+    "unmatched_payment_list": (
+        "Money that reached us without settling a PENDING charge exactly: another amount (AMOUNT_MISMATCH), a second "
+        "payment (DUPLICATE), a payment after a cancel (AFTER_CANCEL) or a Pix naming no charge (UNKNOWN_REFERENCE). "
+        "Its amount waits in `held` (GET /balance) until it is accepted or sent back. Filter by status and kind. "
+        + _LIST, None),
+    "unmatched_payment_retrieve": ("One unmatched payment, with the charge it named and the payer.", None),
+    "unmatched_payment_accept": (
+        "Keeps a HELD (or REFUND_FAILED) unmatched payment: its amount moves from `held` to `available`, less the "
+        "fee of the charge's method. Any other status is 409 invalid_state. Webhook `unmatched_payment.updated`. "
+        "No body.", None),
+    "unmatched_payment_refund": (
+        "Sends a HELD (or REFUND_FAILED) unmatched payment back to the payer by a Pix devolução: REFUND_PENDING, then "
+        "REFUNDED when the rail confirms, or REFUND_FAILED with the money back in `held`. A boleto payment cannot be "
+        "sent back (409 refund_not_supported); any other status is 409 invalid_state. No body.", None),
+    "unmatched_policy_retrieve": ("What happens to each kind of unmatched payment as it arrives: refund, accept or "
+                                  "hold. Defaults: DUPLICATE and AFTER_CANCEL refund; AMOUNT_MISMATCH and "
+                                  "UNKNOWN_REFERENCE hold.", None),
+    "unmatched_policy_update": (
+        "Changes the action of the kinds sent; the others keep theirs. The whole policy is returned.",
+        {"accept_mismatches": _example("Keep payments of another amount, hold duplicates",
+                                       {"AMOUNT_MISMATCH": "accept", "DUPLICATE": "hold"})}),
+    "sandbox_pix_receive": (
+        "Test keys only (403 test_mode_only with live keys): a payer sends a Pix to our key naming no charge of "
+        "yours (no txid, or one that is not a charge's). It becomes an UNKNOWN_REFERENCE unmatched payment (201).",
+        {"receive": _example("A Pix of R$ 77.70 naming nothing", {"amount": 7770})}),
+    "dispute_list": ("Disputes (card chargebacks and Pix MED returns), filtered by status, kind and payinId. "
+                     + _LIST, None),
+    "dispute_retrieve": ("One dispute: its amount (held from `available` while it is OPEN or UNDER_REVIEW), its "
+                         "deadline for evidence (`evidenceDueBy`) and its evidence.", None),
+    "dispute_evidence_submit": (
+        "Answers an OPEN dispute before `evidenceDueBy`: it becomes UNDER_REVIEW until the network decides (WON: the "
+        "held amount is available again; LOST: it goes to the payer). Evidence is sent once; after the deadline, or "
+        "on any other status, 409 invalid_state. Webhook `dispute.updated`.",
+        {"evidence": _example("Answer with evidence", {"text": "Delivered on 2026-11-18 to the cardholder's "
+                                                               "address; signed receipt 4821."})}),
+    "dispute_accept": ("Gives an OPEN dispute up: the held amount goes to the payer and the charge becomes CHARGEBACK "
+                       "(card) or REFUNDED / PARTIALLY_REFUNDED (MED). Any other status is 409 invalid_state. Webhook "
+                       "`dispute.closed`. No body.", None),
+    "sandbox_dispute_simulate": (
+        "Test keys only (403 test_mode_only with live keys): makes the network decide an OPEN or UNDER_REVIEW "
+        "dispute, with the same ledger movements and webhooks as the real thing.",
+        {"win": _example("The merchant wins: the amount is available again", {"action": "win"}),
+         "lose": _example("The payer wins: the amount goes back to the payer", {"action": "lose"})}),
     "sandbox_payout_simulate": (
         "Test keys only (403 test_mode_only with live keys): makes the simulator complete or fail a payout, or "
         "return a COMPLETED one.",

@@ -9,7 +9,7 @@ from django.test import Client
 
 from accounts.models import AccountEvent, KycStatus, Merchant, User
 from accounts.services import kyc_reject
-from tests.factories import MerchantFactory, UserFactory
+from tests.factories import MerchantFactory, UserFactory, totp_code
 
 KYC_FORM = {
     "legal_name": "Loja Exemplo LTDA", "trading_name": "Loja Exemplo", "document": "12.ABC.345/01DE-35",
@@ -79,6 +79,8 @@ def test_login_and_logout(client, new_merchant):
     response = client.post("/dashboard/login/", {"username": new_merchant.owner.email,
                                                  "password": "correct-horse-battery"})
     assert response.status_code == 302
+    assert client.get("/dashboard/").status_code == 302  # the owner has a second factor: the code comes next
+    client.post("/dashboard/login/verify/", {"code": totp_code(new_merchant.owner)})
     assert client.get("/dashboard/").status_code == 200
 
     client.post("/dashboard/logout/")

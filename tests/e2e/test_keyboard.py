@@ -17,7 +17,7 @@ def focused(page) -> str:
 
 
 def test_log_in_with_the_keyboard_only(page, server):
-    merchant = MerchantFactory(name="Loja do Teclado")
+    merchant = MerchantFactory(name="Loja do Teclado", owner_two_factor=False)  # the password form alone
     page.goto("/dashboard/login/")
 
     assert focused(page) == "username"  # autofocus

@@ -10,7 +10,7 @@ from accounts import services
 from accounts.models import KycStatus, User
 from accounts.services import KycData
 from tests.e2e.helpers import PASSWORD, admin_action, admin_log_in, log_in, section, shot
-from tests.factories import MerchantFactory
+from tests.factories import MerchantFactory, totp_enrol
 
 pytestmark = pytest.mark.browser
 
@@ -19,6 +19,7 @@ REASON = "The document is not legible: send a clearer scan of the company regist
 
 def test_rejected_kyc_shows_its_reason_to_the_merchant(new_page, server):
     staff = User.objects.create_superuser(email="staff@pagamentos.test", password=PASSWORD)
+    totp_enrol(staff)  # the admin requires staff to have a second factor (issue 15)
     merchant = MerchantFactory(name="Padaria Pão Quente", kyc_status=KycStatus.NOT_SUBMITTED)
     services.kyc_submit(merchant=merchant, actor=merchant.owner, data=KycData(
         legal_name="Padaria Pão Quente Ltda", trading_name="Pão Quente", document="11222333000181",

@@ -22,6 +22,7 @@ from tests.e2e.helpers import (
     section,
     shot,
 )
+from tests.factories import totp_enrol
 from webhooks.delivery import delivery_attempt
 from webhooks.models import Delivery
 
@@ -105,7 +106,7 @@ def attempt_rows(page: Page):
 
 
 def test_merchant_signs_up_goes_live_takes_a_charge_and_pays_out(new_page, server, receiver, enqueued):
-    User.objects.create_superuser(email="staff@pagamentos.test", password=PASSWORD)
+    totp_enrol(User.objects.create_superuser(email="staff@pagamentos.test", password=PASSWORD))  # issue 15: staff 2FA
     page, staff_page = new_page(), new_page()
 
     # Sign up, KYC, a staff user approves it in the admin.

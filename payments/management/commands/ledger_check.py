@@ -5,6 +5,10 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Sum, Window
 
 from payments.models import (
+    AccountKind,
+    Dispute,
+    DisputeKind,
+    DisputeStatus,
     LedgerAccount,
     LedgerEntry,
     LedgerTransaction,
@@ -17,6 +21,7 @@ from payments.models import (
 )
 from payments.payouts.selectors import payout_day_totals
 
+RETURNED_DISPUTES = [DisputeStatus.LOST, DisputeStatus.ACCEPTED]
 PAID_STATUSES = [PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED, PayinStatus.CHARGEBACK]
 
 
@@ -67,6 +72,7 @@ class Command(BaseCommand):
                                 "not 0 (money was created or lost)")
         problems += self.inspect_charges()
         problems += self.inspect_payout_days()
+        problems += self.inspect_disputes()
         return problems, (f"ledger ok: {len(accounts)} accounts, {len(sums)} with entries, "
                           f"{LedgerEntry.objects.count()} entries, every invariant holds")
 
@@ -84,12 +90,31 @@ class Command(BaseCommand):
                                 f"time(s), not {expected}")
         refunds = dict(Refund.objects.exclude(status=RefundStatus.FAILED).values("payin_id")
                        .annotate(total=Sum("amount")).values_list("payin_id", "total"))
+        # A MED lost or accepted is a return the payer's bank made: it counts as refunded too.
+        for payin_id, returned in (Dispute.objects.filter(kind=DisputeKind.MED, status__in=RETURNED_DISPUTES)
+                                   .values("payin_id").annotate(total=Sum("amount"))
+                                   .values_list("payin_id", "total")):
+            refunds[payin_id] = refunds.get(payin_id, 0) + returned
         for payin_id, refunded in Payin.objects.filter(refunded_amount__gt=0).values_list("pk", "refunded_amount"):
             if refunds.get(payin_id, 0) != refunded:
                 problems.append(f"charge {payin_id}: refundedAmount {refunded} but its refunds add up to "
                                 f"{refunds.get(payin_id, 0)}")
         for payin_id in set(refunds) - set(Payin.objects.filter(refunded_amount__gt=0).values_list("pk", flat=True)):
             problems.append(f"charge {payin_id}: refundedAmount 0 but it has refunds of {refunds[payin_id]}")
+        return problems
+
+    def inspect_disputes(self) -> list[str]:
+        """A dispute's amount is in `held` exactly while it is open: its movements there add up to its amount while
+        OPEN or UNDER_REVIEW, and to 0 once it is closed (other held money, unmatched payments, is not a dispute's)."""
+        problems: list[str] = []
+        held = dict(LedgerEntry.objects.filter(transaction__object_type="dispute", account__kind=AccountKind.HELD)
+                    .values("transaction__object_id").annotate(total=Sum("amount"))
+                    .values_list("transaction__object_id", "total"))
+        for dispute_id, status, amount in Dispute.objects.values_list("pk", "status", "amount"):
+            expected = amount if status in (DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW) else 0
+            if held.get(str(dispute_id), 0) != expected:
+                problems.append(f"dispute {dispute_id} ({status}): {held.get(str(dispute_id), 0)} held, not "
+                                f"{expected}")
         return problems
 
     def inspect_payout_days(self) -> list[str]:

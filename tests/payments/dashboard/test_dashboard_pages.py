@@ -24,7 +24,7 @@ from payments.dashboard import forms as dashboard_forms
 from payments.dashboard import pages as dashboard_pages
 from payments.dashboard import statement as dashboard_statement
 from payments.ledger import services as ledger
-from payments.models import LedgerEntry, Payin, PayinStatus, Payout, PayoutStatus, Refund
+from payments.models import Dispute, DisputeStatus, LedgerEntry, Payin, PayinStatus, Payout, PayoutStatus, Refund
 from payments.payins import refunds
 from payments.payins import sandbox as payin_sandbox
 from payments.payins import services as payins
@@ -342,12 +342,12 @@ def test_sandbox_buttons_in_test_mode_pay_a_charge(dash, merchant):
     response = dash.post(f"/dashboard/charges/{payin.pk}/simulate/", {"action": "pay"})
 
     assert 'value="pay">Simulate payment' in before and 'value="expire">Expire' in before
-    assert "Simulate chargeback" not in before
+    assert "Simulate MED" not in before
     assert response["Location"] == f"/dashboard/charges/{payin.pk}/"
     after = message_of(dash, response)
     assert "Payment simulated: the charge is paid." in after
     assert Payin.objects.get(pk=payin.pk).status == PayinStatus.PAID
-    assert "Simulate payment" not in after and 'value="chargeback">Simulate chargeback' in after
+    assert "Simulate payment" not in after and 'value="med">Simulate MED' in after  # a paid Pix: a MED (issue 14)
 
 
 def test_sandbox_expire_and_chargeback(dash, merchant):
@@ -355,10 +355,13 @@ def test_sandbox_expire_and_chargeback(dash, merchant):
     card = paid(merchant, "CREDIT_CARD", reference_id="to-charge-back")
 
     dash.post(f"/dashboard/charges/{pending.pk}/simulate/", {"action": "expire"})
-    dash.post(f"/dashboard/charges/{card.pk}/simulate/", {"action": "chargeback"})
+    response = dash.post(f"/dashboard/charges/{card.pk}/simulate/", {"action": "chargeback"})
 
     assert Payin.objects.get(pk=pending.pk).status == PayinStatus.EXPIRED
-    assert Payin.objects.get(pk=card.pk).status == PayinStatus.CHARGEBACK
+    # Issue 14: a chargeback opens a dispute (the charge stays PAID until it is decided).
+    assert "Chargeback simulated: a dispute is open and its amount is held." in message_of(dash, response)
+    assert Payin.objects.get(pk=card.pk).status == PayinStatus.PAID
+    assert Dispute.objects.get(payin=card).status == DisputeStatus.OPEN
 
 
 def test_sandbox_action_not_allowed_is_a_message(dash, merchant):

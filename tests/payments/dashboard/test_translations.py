@@ -14,15 +14,26 @@ import pytest
 from django.conf import settings
 from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import trans_real
 
 from accounts.models import AccountEvent, KycStatus
 from payments.dashboard import labels
+from payments.disputes import services as dispute_services
 from payments.formats import contact
-from payments.models import PayinStatus, PaymentMethod, PayoutStatus, RefundStatus
+from payments.models import (
+    DisputeKind,
+    DisputeStatus,
+    PayinStatus,
+    PaymentMethod,
+    PayoutStatus,
+    RefundStatus,
+    UnmatchedKind,
+)
 from payments.payins import refunds
 from payments.templatetags.payments_format import sp_zoned
+from payments.unmatched import services as unmatched_services
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.dashboard.test_dashboard_pages import charge, fund, paid, payout
 from tests.payments.hosted.test_translations import CLOSE, OPEN, VisibleText, catalog_entries
@@ -142,6 +153,12 @@ def shop(db):
     }
     refunds.refund_create(merchant=merchant, livemode=False, payin_id=objects["paid_pix"].pk, amount=1000,
                           reason="Devolução parcial")
+    objects["dispute"], _ = dispute_services.dispute_open(payin_id=objects["card"].pk)
+    with transaction.atomic():  # a payment of another amount for the pending charge: held, unmatched
+        objects["unmatched"] = unmatched_services.unmatched_record(
+            merchant=merchant, livemode=False, kind=UnmatchedKind.AMOUNT_MISMATCH, amount=4321,
+            end_to_end_id="E00000000202611251200unmatched01", payin=objects["pending_pix"], payer_name="Ana Souza",
+            payer_document="52998224725")
     fund(merchant, 100_000)
     objects["payout"] = payout(merchant, 5000, reference_id="rent-nov", beneficiaryName="Fornecedor Ltda",
                                description="Aluguel de novembro")
@@ -174,6 +191,10 @@ PAGES = {
     "payout-new": ("/dashboard/payouts/new/", "Review payout", "Revisar saque"),
     "payout-review": ("review", "Confirm payout", "Confirmar saque"),
     "payout-errors": ("payout-errors", "Enter an amount in reais", "Informe um valor em reais"),
+    "disputes": ("/dashboard/disputes/", "Evidence due by", "Prazo da defesa"),
+    "dispute-detail": ("dispute:dispute", "Send evidence", "Enviar defesa"),
+    "unmatched": ("/dashboard/unmatched/", "When one arrives", "Quando um chegar"),
+    "unmatched-detail": ("unmatched:unmatched", "Send it back to the payer", "Devolver ao pagador"),
     "statement": ("/dashboard/statement/", "Balance after", "Saldo após"),
     "integrations": ("/dashboard/integrations/", "API key pairs", "Pares de chaves de API"),
     "integrations-new-key": ("new-key", "Copy the secret key now.", "Copie a chave secreta agora."),
@@ -229,8 +250,12 @@ def render(client, shop, name: str, headers: dict) -> str:
     kind, _, key = where.partition(":")
     if kind == "charge":
         return _ok(client.get(f"/dashboard/charges/{objects[key].pk}/", **headers))
+    if kind == "dispute":
+        return _ok(client.get(f"/dashboard/disputes/{objects[key].pk}/", **headers))
     if kind == "payout":
         return _ok(client.get(f"/dashboard/payouts/{objects[key].pk}/", **headers))
+    if kind == "unmatched":
+        return _ok(client.get(f"/dashboard/unmatched/{objects[key].pk}/", **headers))
     if where == "delivery":
         return _ok(client.get(f"/dashboard/webhooks/deliveries/{objects['delivery'].pk}/", **headers))
     if where == "endpoint":
@@ -386,6 +411,7 @@ def test_the_check_sees_an_untranslated_status_label(client, shop, recorded, mon
 # --- The labels of the models' choices --------------------------------------------------------------------------------
 @pytest.mark.parametrize(("choices", "words"), [
     (PayinStatus, labels.CHARGE_STATUS), (RefundStatus, labels.REFUND_STATUS), (PayoutStatus, labels.PAYOUT_STATUS),
+    (DisputeStatus, labels.DISPUTE_STATUS), (DisputeKind, labels.DISPUTE_KIND),
     (PaymentMethod, labels.PAYMENT_METHOD), (KycStatus, labels.KYC_STATUS), (AccountEvent.Action, labels.ACCOUNT_EVENT),
 ])
 def test_every_choice_the_dashboard_shows_has_its_words(choices, words):

@@ -195,12 +195,12 @@ def test_get_balance_reads_the_ledger_of_the_key_pairs_mode(api, merchant):
     response = api.get("/balance")
 
     assert response.status_code == 200
-    assert response.json() == {"available": 9_901, "pending": 0, "currency": "BRL", "livemode": False}
+    assert response.json() == {"available": 9_901, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
 
 
 @pytest.mark.django_db
 def test_get_balance_of_a_new_merchant_is_zero_and_needs_authentication(api, client):
-    assert api.get("/balance").json() == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert api.get("/balance").json() == {"available": 0, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert client.get("/balance").status_code == 401
 
 
@@ -246,4 +246,4 @@ def test_ledger_check_runs_as_manage_py_runs_it():
 
     call_command("ledger_check", skip_checks=False, stdout=out)
 
-    assert out.getvalue().startswith("ledger ok: 7 accounts, 3 with entries, 4 entries")
+    assert out.getvalue().startswith("ledger ok: 8 accounts, 3 with entries, 4 entries")

@@ -403,7 +403,7 @@ def test_credit_card_paid_whole_body_event_ledger_and_no_pan(api, merchant):
     [event] = events_of(api, got["id"])
     assert event == envelope(event, type="payin.paid", obj=got, previous_status=None)
     # Test mode settles cards at once: the net is available.
-    assert balance(api) == {"available": 9562, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 9562, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert statement(api) == [
         line("payin_fee", -438, 9562, object_id=got["id"], description="CREDIT_CARD charge"),
         line("payin", 10000, 10000, object_id=got["id"], description="CREDIT_CARD charge"),
@@ -483,7 +483,7 @@ def test_failed_test_cards_are_201_failed_with_a_failure_code_and_event(api, num
     assert event == envelope(event, type="payin.failed", obj=got, previous_status=None)
     assert get(api, got["id"]) == got
     # No money moved and the card was not kept.
-    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 0, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert LedgerEntry.objects.count() == 0
     assert CardToken.objects.count() == 0
 

@@ -19,12 +19,14 @@ from django.db.models import Sum
 from django.utils import timezone, translation
 
 from config import dates
+from payments.disputes import services as disputes
 from payments.formats import boleto
 from payments.ledger import selectors as ledger_selectors
 from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import (
     AccountKind,
+    Dispute,
     LedgerAccount,
     LedgerEntry,
     LedgerTransaction,
@@ -101,9 +103,10 @@ def credits_of(payin_id) -> int:
 
 
 def rail_out_of(payin_id) -> int:
-    """What left through the rail for a charge: its refunds and its chargeback."""
+    """What left through the rail for a charge: its refunds and its disputes lost or accepted."""
     object_ids = [str(payin_id), *(str(pk) for pk in Refund.objects.filter(payin_id=payin_id).values_list("pk",
-                                                                                                             flat=True))]
+                                                                                                             flat=True)),
+                  *(str(pk) for pk in Dispute.objects.filter(payin_id=payin_id).values_list("pk", flat=True))]
     return (LedgerEntry.objects.filter(transaction__object_id__in=object_ids, account__kind=AccountKind.RAIL_OUT)
             .aggregate(total=Sum("amount"))["total"] or 0)
 
@@ -140,6 +143,10 @@ def exceeds_remaining(left: int) -> tuple[int, dict]:
               "message": f"At most {left} cents of this charge can still be refunded."}
     return 400, {"type": "invalid_request_error", "code": "validation_error",
                  "message": "The request has invalid fields", "param": "amount", "details": [detail]}
+
+
+UNDER_DISPUTE = (409, {"type": "conflict", "code": "invalid_state",
+                       "message": "A charge under dispute cannot be refunded", "param": None, "details": []})
 
 
 def cannot_refund(status: str) -> tuple[int, dict]:
@@ -304,16 +311,13 @@ def chargeback_notification(payin_id: str, amount: int) -> bytes:
     return json.dumps({"id": f"cb-{payin_id}", "type": "payin.chargeback", "key": payin_id, "amount": amount}).encode()
 
 
-def test_refunds_and_a_chargeback_racing_on_card_charges_move_the_money_once(api, api_client_for, test_key, merchant):
-    """Per charge: a partial refund, a refund of the rest and the rail's chargeback notification, at once. CHARGEBACK is
-    reachable from PAID only, and a refund moves the charge from PAID only once the rail's answer is recorded (it is
-    held and committed PENDING first, then sent: issue 12). So either the chargeback comes first (the refunds are
-    refused), or it lands while a refund waits for the rail (the chargeback takes the whole amount and the held
-    refund still goes out, as for a Pix refund in flight: README decision 27), or a refund's answer is recorded first
-    (the chargeback is recorded as ignored, and both refunds go out). Whatever the order, each movement happens once."""
+def test_refunds_and_a_chargeback_racing_on_card_charges_never_return_more_than_the_charge(api, api_client_for,
+                                                                                          test_key, merchant):
+    """Per charge: a partial refund, a refund of the rest and the rail's chargeback notice, at once. The notice opens
+    a dispute for what the refunds held before it left (pending ones included: issue 14), and a charge under dispute
+    cannot be refunded; a notice after both refunds finds nothing to dispute. Lost, the dispute returns its amount:
+    whatever the order, the payer gets the charge back once, never more."""
     without_fees(merchant)
-    # The balance covers every outcome, so no refusal for lack of money muddles the race: a charge may send out twice
-    # its amount (a chargeback, and refunds held before it), so a paid Pix charge adds the amount of all eight.
     payins.payin_pay(payin_id=create(api, body_of("PIX", 80_000, reference="funding"))["id"])
     charges = [create(api, body_of("CREDIT_CARD", 10_000, reference=f"order-{n}")) for n in range(8)]
     clients = [api_client_for(*test_key) for _ in range(len(charges) * 3)]
@@ -329,9 +333,7 @@ def test_refunds_and_a_chargeback_racing_on_card_charges_move_the_money_once(api
     results = run_in_threads(len(charges) * 3, act)
 
     assert [r for r in results if isinstance(r, Exception)] == []
-    # A refund refused because the chargeback came first, because the other refund's answer made the charge REFUNDED,
-    # or because the other refund holds all that was left while its answer is on its way.
-    refusals = [cannot_refund("CHARGEBACK"), cannot_refund("REFUNDED"), exceeds_remaining(0)]
+    refusals = [UNDER_DISPUTE, cannot_refund("REFUNDED"), exceeds_remaining(0)]
     for n, charge in enumerate(charges):
         first, rest, notification = results[n * 3:n * 3 + 3]
         payin = Payin.objects.get(pk=charge["id"])
@@ -340,45 +342,32 @@ def test_refunds_and_a_chargeback_racing_on_card_charges_move_the_money_once(api
         assert [refusal for refusal in refused if refusal not in refusals] == []
         if first.status_code == 201:
             assert first.json() == refund_body(first.json(), payin_id=charge["id"], amount=3_000)
-        if rest.status_code == 201:
-            assert rest.json() == refund_body(rest.json(), payin_id=charge["id"],
-                                              amount=10_000 - (3_000 if first.status_code == 201 else 0))
         refunded = sum(r["amount"] for r in ok_refunds)
         assert payin.refunded_amount == refunded
-        assert sorted(Refund.objects.filter(payin=payin).values_list("pk", "status")) == sorted(
-            (UUID(r["id"]), RefundStatus.SUCCEEDED) for r in ok_refunds)
         assert rail_refunds_of(payin.pk) == sorted(r["amount"] for r in ok_refunds)
-        assert Event.objects.filter(type="refund.succeeded",
-                                    object_id__in=[r["id"] for r in ok_refunds]).count() == len(ok_refunds)
-        events = events_of(payin.pk)
-        if payin.status == PayinStatus.CHARGEBACK:
-            assert notification.outcome == "charged back"
-            assert refunded in (0, 3_000, 10_000)  # none, or those held before the chargeback
-            assert rail_out_of(payin.pk) == 10_000 + refunded
-            assert events == {"payin.paid": 1, "payin.chargeback": 1}
+        dispute = Dispute.objects.filter(payin=payin).first()
+        if dispute is not None:
+            assert notification.outcome == f"dispute opened {dispute.pk}"
+            assert dispute.amount == 10_000 - refunded  # what the refunds held before it left, never more
+            disputes.dispute_decide(dispute_id=dispute.pk, won=False)
+            payin.refresh_from_db()
+            assert payin.status == PayinStatus.CHARGEBACK
+            assert events_of(dispute.pk) == {"dispute.created": 1, "dispute.closed": 1}
         else:
-            assert notification.outcome in {f"ignored: A {status} charge cannot become CHARGEBACK"
-                                            for status in (PayinStatus.PARTIALLY_REFUNDED, PayinStatus.REFUNDED)}
-            # Without the chargeback the refund of the rest always goes out: the charge is refunded whole.
-            assert (payin.status, refunded, rest.status_code) == (PayinStatus.REFUNDED, 10_000, 201)
-            assert rail_out_of(payin.pk) == 10_000
-            assert events == {"payin.paid": 1, "payin.refunded": 1,
-                              **({"payin.partially_refunded": 1} if len(ok_refunds) == 2 else {})}
+            assert notification.outcome.startswith("ignored: ")
+            assert (payin.status, refunded) == (PayinStatus.REFUNDED, 10_000)
+        assert rail_out_of(payin.pk) == 10_000  # the payer got the charge back once
         assert credits_of(payin.pk) == 1
-    total_out = sum(rail_out_of(charge["id"]) for charge in charges)
-    assert available(merchant) == 80_000 + 8 * 10_000 - total_out
+    assert available(merchant) == 80_000
     assert in_flight(merchant) == 0
     assert ledger_clean()
 
 
-def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, merchant):
-    """The sandbox checks, asks the simulator and applies its notification with the charge locked, and a refund moves
-    the charge from PAID only once the rail's answer is recorded (it is held and committed PENDING first: issue 12).
-    So the chargeback is refused once the refund's answer is recorded; before that it happens whole, taking the whole
-    amount, and a refund held before it still goes out (README decision 27) while one that comes after it is refused.
-    The simulator never records a chargeback our ledger did not take, nor a refund our ledger did not make."""
-    # A round may send out more than its charge brought in (a chargeback, and a refund held before it): a paid Pix
-    # charge keeps the balance above every refund, so none is refused for lack of money.
+def test_a_sandbox_chargeback_racing_a_refund_disputes_the_rest_or_is_refused(api, merchant):
+    """The sandbox checks, asks the simulator and applies its notification with the charge locked; a refund holds its
+    money with the charge locked too. So either the dispute comes first (the refund is refused: the charge is under
+    dispute), or the refund is held first and the dispute takes only what is left. The simulator never records a
+    chargeback our ledger did not take, nor a refund our ledger did not make."""
     payins.payin_pay(payin_id=create(api, body_of("PIX", 60_000, reference="funding"))["id"])
     for round_number in range(6):
         charge = create(api, body_of("CREDIT_CARD", 10_000, reference=f"race-{round_number}"))
@@ -394,33 +383,22 @@ def test_a_sandbox_chargeback_racing_a_refund_happens_whole_or_is_refused(api, m
         chargeback, refund = run_in_threads(2, act)
         payin = Payin.objects.get(pk=charge["id"])
         charged_back = SimulatorOperation.objects.filter(kind="chargeback", reference=charge["id"]).exists()
-        assert credits_of(payin.pk) == 1
-        if isinstance(refund, payins.InvalidState):  # the chargeback came first: a charged-back charge is not refunded
-            assert refund.message == "A CHARGEBACK charge cannot be refunded"
-            assert (payin.status, chargeback, charged_back) == (PayinStatus.CHARGEBACK, PayinStatus.CHARGEBACK, True)
+        dispute = Dispute.objects.get(payin=payin)
+        assert credits_of(payin.pk) == 1 and charged_back
+        assert chargeback in (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED)
+        if isinstance(refund, payins.InvalidState):  # the dispute came first
+            assert refund.message == "A charge under dispute cannot be refunded"
             assert (payin.refunded_amount, Refund.objects.filter(payin=payin).count()) == (0, 0)
             assert rail_refunds_of(payin.pk) == []
-            assert rail_out_of(payin.pk) == 10_000
-            assert events_of(payin.pk) == {"payin.paid": 1, "payin.chargeback": 1}
-            continue
-        assert (refund.status, refund.amount, Refund.objects.get(payin=payin).pk) == (RefundStatus.SUCCEEDED, 1_000,
-                                                                                      refund.pk)
-        assert (payin.refunded_amount, rail_refunds_of(payin.pk)) == (1_000, [1_000])
-        assert Event.objects.filter(type="refund.succeeded", object_id=str(refund.pk)).count() == 1
-        if payin.status == PayinStatus.CHARGEBACK:  # the chargeback landed while the refund waited for the rail
-            assert (chargeback, charged_back) == (PayinStatus.CHARGEBACK, True)
-            assert rail_out_of(payin.pk) == 10_000 + 1_000
-            assert events_of(payin.pk) == {"payin.paid": 1, "payin.chargeback": 1}
-        else:  # the refund's answer was recorded first
-            assert payin.status == PayinStatus.PARTIALLY_REFUNDED
-            assert isinstance(chargeback, payins.InvalidState) and not charged_back
-            assert chargeback.message == "A PARTIALLY_REFUNDED CREDIT_CARD charge cannot be charged back"
-            assert rail_out_of(payin.pk) == 1_000
-            assert events_of(payin.pk) == {"payin.paid": 1, "payin.partially_refunded": 1}
-    total_out = sum(rail_out_of(pk) for pk in Payin.objects.values_list("pk", flat=True))
-    assert available(merchant) == sum(p.amount - p.fee for p in Payin.objects.all()) - total_out
-    assert in_flight(merchant) == 0
+            assert dispute.amount == 10_000
+        else:  # the refund was held first: the dispute takes the rest
+            assert (refund.status, refund.amount) == (RefundStatus.SUCCEEDED, 1_000)
+            assert (payin.refunded_amount, rail_refunds_of(payin.pk)) == (1_000, [1_000])
+            assert dispute.amount == 9_000
+        assert rail_out_of(payin.pk) + dispute.amount == 10_000  # what is held plus what was refunded
+        assert events_of(dispute.pk) == {"dispute.created": 1}
     assert ledger_clean()
+
 
 
 def test_a_sandbox_payment_racing_a_cancel_happens_whole_or_is_refused(api, merchant):
@@ -490,12 +468,11 @@ def test_pay_expire_and_cancel_racing_on_pix_charges_end_in_one_legal_state(api,
     assert ledger_clean()
 
 
-def test_a_pix_refund_in_flight_racing_a_chargeback_never_returns_more_than_the_charge(api, api_client_for, test_key,
-                                                                                      merchant, monkeypatch):
-    """A Pix refund holds its money in flight until the rail confirms; a MED return meanwhile debits the whole amount
-    (SPEC §3.3: the payer's bank takes it all back whatever a refund is doing), so once the refund settles the payer
-    got both, as in the real world, and the merchant's balance shows it. Either order ends in one legal state, each
-    movement once, the ledger balanced."""
+def test_a_pix_refund_in_flight_racing_a_med_never_returns_more_than_the_charge(api, api_client_for, test_key,
+                                                                                merchant, monkeypatch):
+    """A Pix refund holds its money in flight until the rail confirms; a MED opened meanwhile disputes only what is
+    left (issue 14: never the same money twice), and a MED opened first makes the refund 409. Once the refunds settle
+    and the MEDs are lost, each charge went back to its payer exactly once, the ledger balanced."""
     monkeypatch.setattr(payin_tasks.refund_reconcile, "apply_async", lambda *args, **kwargs: None)  # resolved by hand
     without_fees(merchant)
     charges = [create(api, body_of("PIX", reference=f"order-{n}")) for n in range(8)]
@@ -508,54 +485,49 @@ def test_a_pix_refund_in_flight_racing_a_chargeback_never_returns_more_than_the_
         if i % 2 == 0:
             return clients[i // 2].post(f"/payin/{charge['id']}/refunds", {"amount": 4_000}, format="json")
         try:
-            return payins.payin_chargeback(payin_id=charge["id"])
+            return disputes.dispute_open(payin_id=charge["id"])
         except payins.InvalidState as exc:
             return exc
 
     results = run_in_threads(len(charges) * 2, act)
     for refund in Refund.objects.filter(status=RefundStatus.PENDING):
         refunds.refund_resolve(refund_id=refund.pk, status=RefundStatus.SUCCEEDED)
+    for dispute in Dispute.objects.all():
+        disputes.dispute_decide(dispute_id=dispute.pk, won=False)
 
-    refunded_first = 0
     for n, charge in enumerate(charges):
-        refund_response, chargeback = results[n * 2:n * 2 + 2]
+        refund_response, opened = results[n * 2:n * 2 + 2]
         payin = Payin.objects.get(pk=charge["id"])
-        assert refund_response.status_code in (201, 409), refund_response.content
-        if refund_response.status_code == 201:
-            # The refund came first; the charge stays PAID until the rail settles the refund, so the chargeback still
-            # happened, and took the whole amount: with the refund settled, 14,000 went back to the payer.
-            refunded_first += 1
-            assert payin.status == PayinStatus.CHARGEBACK
-            assert payin.refunded_amount == 4_000
-            assert rail_out_of(payin.pk) == 14_000
-        else:  # the chargeback came first: a CHARGEBACK charge cannot be refunded
-            assert error_code(refund_response) == "invalid_state"
-            assert payin.status == PayinStatus.CHARGEBACK
-            assert payin.refunded_amount == 0
-            assert rail_out_of(payin.pk) == 10_000
-        assert isinstance(chargeback, Payin)
-        assert events_of(payin.pk)["payin.chargeback"] == 1
+        dispute, created = opened
+        assert created and refund_response.status_code in (201, 409), refund_response.content
+        if refund_response.status_code == 201:  # the refund was held first: the MED disputes the rest
+            assert dispute.amount == 6_000
+        else:  # the MED came first: a charge under dispute is not refunded
+            assert refusal_of(refund_response) == UNDER_DISPUTE
+            assert dispute.amount == 10_000
+        assert (payin.status, payin.refunded_amount) == (PayinStatus.REFUNDED, 10_000)
+        assert rail_out_of(payin.pk) == 10_000
+        assert events_of(dispute.pk) == {"dispute.created": 1, "dispute.closed": 1}
         assert credits_of(payin.pk) == 1
-    assert available(merchant) == -4_000 * refunded_first
+    assert available(merchant) == 0
     assert ledger_clean()
 
 
-def test_ten_concurrent_chargebacks_of_one_charge_debit_it_once(api, merchant):
+def test_ten_concurrent_chargeback_notices_of_one_charge_open_one_dispute(api, merchant):
     charge = create(api, body_of("CREDIT_CARD", 10_000))
 
-    def chargeback(i: int):
-        try:
-            return payins.payin_chargeback(payin_id=charge["id"])
-        except payins.InvalidState as exc:
-            return exc
+    def notice(i: int):
+        return notification_receive(rail_name="simulator", body=json.dumps(
+            {"id": f"cb-{i}", "type": "payin.chargeback", "key": charge["id"], "amount": 10_000}).encode()).outcome
 
-    results = run_in_threads(10, chargeback)
+    outcomes = run_in_threads(10, notice)
 
-    assert sum(isinstance(r, Payin) for r in results) == 1
-    assert sum(isinstance(r, payins.InvalidState) for r in results) == 9
-    assert rail_out_of(charge["id"]) == 10_000
+    dispute = Dispute.objects.get()
+    assert sorted(outcomes) == sorted([f"dispute opened {dispute.pk}"]
+                                      + [f"ignored: already disputed ({dispute.pk})"] * 9)
+    assert (dispute.amount, dispute.status) == (10_000, "OPEN")
     assert available(merchant) == charge["netAmount"] - 10_000
-    assert events_of(charge["id"]) == {"payin.paid": 1, "payin.chargeback": 1}
+    assert events_of(dispute.pk) == {"dispute.created": 1}
     assert ledger_clean()
 
 

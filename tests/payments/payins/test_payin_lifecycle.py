@@ -9,13 +9,22 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from payments.models import CardToken, LedgerEntry, LedgerTransaction, Payin, RailNotification
+from payments.models import (
+    CardToken,
+    Dispute,
+    LedgerEntry,
+    LedgerTransaction,
+    Payin,
+    RailNotification,
+    UnmatchedPayment,
+)
 from payments.payins import cards as card_charges
 from payments.payins import services as payins
 from payments.payins.notifications import notification_receive
 from payments.rails.base import InvalidNotification, RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
+from tests.payments.disputes.helpers import charge_back
 from tests.payments.payins.test_payin_api import (
     NOW,
     assert_ledger_balanced,
@@ -142,7 +151,7 @@ def test_sandbox_pay_credits_the_net_with_statement_lines_and_event(api, method,
     assert paid == expected_charge(paid, method=method, amount=10000, fee=fee, status="PAID", paid=True,
                                    reference_id="order-9", **{method.lower(): created[method.lower()]})
     assert get(api, created["id"]) == paid
-    assert balance(api) == {"available": 10000 - fee, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 10000 - fee, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert statement(api) == [
         line("payin_fee", -fee, 10000 - fee, object_id=created["id"], reference_id="order-9",
              description=description),
@@ -154,26 +163,30 @@ def test_sandbox_pay_credits_the_net_with_statement_lines_and_event(api, method,
     assert_ledger_balanced()
 
 
-def test_sandbox_pay_twice_is_409_and_credits_once(api):
+def test_sandbox_pay_twice_credits_once_and_the_second_payment_is_unmatched(api):
     paid = paid_pix(api, 10000)
 
     response = api.post(f"/sandbox/payin/{paid['id']}/simulate", {"action": "pay"}, format="json")
 
-    invalid_state(response, "A PAID PIX charge cannot be paid")
+    assert response.status_code == 200 and response.json() == paid  # the charge itself does not change
     assert balance(api)["available"] == 9901
-    assert LedgerTransaction.objects.count() == 1
-    assert get(api, paid["id"]) == paid
+    assert LedgerTransaction.objects.filter(object_id=paid["id"]).count() == 1
+    [duplicate] = UnmatchedPayment.objects.all()
+    # DUPLICATE goes back to the payer by default: held, then on its way back (issue 14).
+    assert (duplicate.kind, duplicate.status, duplicate.amount, str(duplicate.payin_id)) == (
+        "DUPLICATE", "REFUND_PENDING", 10000, paid["id"])
 
 
-def test_sandbox_pay_a_card_or_a_canceled_charge_is_409(api):
+def test_sandbox_pay_a_card_is_409_and_a_canceled_charge_makes_an_unmatched_payment(api):
     card = create(api, "CREDIT_CARD")
     canceled = create(api, "PIX")
     api.post(f"/payin/{canceled['id']}/cancel")
 
     invalid_state(api.post(f"/sandbox/payin/{card['id']}/simulate", {"action": "pay"}, format="json"),
                   "A PAID CREDIT_CARD charge cannot be paid")
-    invalid_state(api.post(f"/sandbox/payin/{canceled['id']}/simulate", {"action": "pay"}, format="json"),
-                  "A CANCELED PIX charge cannot be paid")
+    response = api.post(f"/sandbox/payin/{canceled['id']}/simulate", {"action": "pay"}, format="json")
+    assert response.status_code == 200 and response.json()["status"] == "CANCELED"
+    assert UnmatchedPayment.objects.get().kind == "AFTER_CANCEL"
 
 
 @pytest.mark.parametrize("method", ["PIX", "BOLETO"])
@@ -215,40 +228,44 @@ def test_a_payment_after_expiry_is_still_credited(api):
 
 
 @pytest.mark.parametrize("method", ["PIX", "CREDIT_CARD"])
-def test_sandbox_chargeback_debits_the_whole_amount_from_available(api, method):
+def test_a_sandbox_chargeback_or_med_lost_takes_the_whole_amount_from_available(api, method):
+    """Issue 14: the sandbox opens a dispute (chargeback: a card; med: a Pix), which holds the amount; lost, the
+    amount goes to the payer and the charge becomes CHARGEBACK (card) or REFUNDED (MED). Fees are not returned."""
     charge = paid_pix(api, 10000) if method == "PIX" else create(api, "CREDIT_CARD", amount=10000)
     net = charge["netAmount"]
 
-    charged_back = simulate(api, charge["id"], "chargeback")
+    after = charge_back(api, charge["id"])
 
-    assert charged_back == {**charge, "status": "CHARGEBACK", "updatedAt": charged_back["updatedAt"]}
-    assert get(api, charge["id"]) == charged_back
+    status = "REFUNDED" if method == "PIX" else "CHARGEBACK"
+    refunded = 10000 if method == "PIX" else 0
+    assert after == {**charge, "status": status, "refundedAmount": refunded, "updatedAt": after["updatedAt"]}
     # Fees are not returned: the balance goes negative by the fee.
-    assert balance(api) == {"available": net - 10000, "pending": 0, "currency": "BRL", "livemode": False}
-    assert statement(api)[0] == line("chargeback", -10000, net - 10000, object_id=charge["id"],
-                                     description="Chargeback")
+    assert balance(api)["available"] == net - 10000
     latest = events_of(api, charge["id"])[0]
-    assert latest == envelope(latest, type="payin.chargeback", obj=charged_back, previous_status="PAID")
+    assert latest == envelope(latest, type=f"payin.{status.lower()}", obj=after, previous_status="PAID")
     assert_ledger_balanced()
 
 
-def test_sandbox_chargeback_twice_boleto_or_pending_is_409(api):
-    charged_back = simulate(api, paid_pix(api, 1000)["id"], "chargeback")
+def test_sandbox_dispute_of_a_charged_back_boleto_pending_or_wrong_method_charge_is_409(api):
+    charged_back = charge_back(api, create(api, "CREDIT_CARD", amount=1000)["id"])
     paid_boleto = simulate(api, create(api, "BOLETO")["id"], "pay")
     pending = create(api, "PIX")
+    pix = paid_pix(api, 1000)
 
-    for payin_id, message in [(charged_back["id"], "A CHARGEBACK PIX charge cannot be charged back"),
-                              (paid_boleto["id"], "A PAID BOLETO charge cannot be charged back"),
-                              (pending["id"], "A PENDING PIX charge cannot be charged back")]:
-        response = api.post(f"/sandbox/payin/{payin_id}/simulate", {"action": "chargeback"}, format="json")
+    for payin_id, action, message in [
+            (charged_back["id"], "chargeback", "A CHARGEBACK charge cannot be disputed"),
+            (paid_boleto["id"], "chargeback", "BOLETO payments cannot be disputed"),
+            (pending["id"], "med", "A PENDING charge cannot be disputed"),
+            (pix["id"], "chargeback", "A PIX charge cannot have a CHARGEBACK dispute")]:
+        response = api.post(f"/sandbox/payin/{payin_id}/simulate", {"action": action}, format="json")
         invalid_state(response, message)
-    assert balance(api)["available"] == (1000 - 10) - 1000 + (5000 - 349)
+    assert balance(api)["available"] == (1000 - 79) - 1000 + (5000 - 349) + (1000 - 10)
     assert_ledger_balanced()
 
 
 @pytest.mark.parametrize(("body", "details"), [
     ({"action": "refund"}, [{"param": "action", "code": "invalid_choice",
-                             "message": "Must be one of pay, expire, chargeback."}]),
+                             "message": "Must be one of pay, expire, chargeback, med."}]),
     ({}, [{"param": "action", "code": "required", "message": "This field is required."}]),
     ({"action": 1}, [{"param": "action", "code": "invalid", "message": "Must be a JSON string."}]),
 ])
@@ -262,10 +279,10 @@ def test_sandbox_unknown_action_is_400(api, body, details):
 def test_sandbox_refuses_unknown_fields(api):
     created = create(api, "PIX")
 
-    response = api.post(f"/sandbox/payin/{created['id']}/simulate", {"action": "pay", "amount": 1}, format="json")
+    response = api.post(f"/sandbox/payin/{created['id']}/simulate", {"action": "pay", "color": 1}, format="json")
 
     error(response, 400, type="invalid_request_error", code="unknown_field", message="The request has unknown fields",
-          param="amount", details=[{"param": "amount", "code": "unknown_field", "message": "Unknown field 'amount'."}])
+          param="color", details=[{"param": "color", "code": "unknown_field", "message": "Unknown field 'color'."}])
     assert get(api, created["id"]) == created
 
 
@@ -333,7 +350,7 @@ def test_card_settlement_in_live_mode_goes_to_pending_then_available(db, api_cli
     charge = create(live, "CREDIT_CARD", amount=10000, card=card_with("4242424242424242"))
 
     assert (charge["status"], charge["livemode"], charge["netAmount"]) == ("PAID", True, 9562)
-    assert balance(live) == {"available": 0, "pending": 9562, "currency": "BRL", "livemode": True}
+    assert balance(live) == {"available": 0, "pending": 9562, "held": 0, "currency": "BRL", "livemode": True}
     assert statement(live) == [
         line("payin_fee", -438, 9562, object_id=charge["id"], description="CREDIT_CARD charge", balance="pending"),
         line("payin", 10000, 10000, object_id=charge["id"], description="CREDIT_CARD charge", balance="pending"),
@@ -345,7 +362,7 @@ def test_card_settlement_in_live_mode_goes_to_pending_then_available(db, api_cli
     assert card_charges.card_settlements_release(now=paid_at + timedelta(days=31)) == 1
     assert card_charges.card_settlements_release(now=paid_at + timedelta(days=31)) == 0
 
-    assert balance(live) == {"available": 9562, "pending": 0, "currency": "BRL", "livemode": True}
+    assert balance(live) == {"available": 9562, "pending": 0, "held": 0, "currency": "BRL", "livemode": True}
     assert statement(live)[:2] == [
         line("settlement", 9562, 9562, object_id=charge["id"], description="Card settlement", balance="available"),
         line("settlement", -9562, 0, object_id=charge["id"], description="Card settlement", balance="pending"),
@@ -359,7 +376,7 @@ def test_test_mode_cards_are_available_at_once_and_never_released_again(api):
 
     assert card_charges.card_settlements_release(now=timezone.now() + timedelta(days=400)) == 0
 
-    assert balance(api) == {"available": 9562, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 9562, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
 
 
 @pytest.fixture
@@ -467,7 +484,7 @@ def test_a_card_rail_error_leaves_the_charge_pending_and_reconciliation_fails_it
     assert created == envelope(created, type="payin.created", obj=pending, previous_status=None)
     assert (Payin.objects.count(), Event.objects.count(), LedgerEntry.objects.count()) == (1, 1, 0)
     assert CardToken.objects.count() == 0
-    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 0, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     monkeypatch.undo()
     assert card_charges.card_charges_reconcile() == 0  # younger than 30 s: its request may still be waiting
 
@@ -482,7 +499,7 @@ def test_a_card_rail_error_leaves_the_charge_pending_and_reconciliation_fails_it
     assert latest == envelope(latest, type="payin.failed", obj=failed, previous_status="PENDING")
     assert (Payin.objects.count(), Event.objects.count(), LedgerEntry.objects.count()) == (1, 2, 0)
     assert CardToken.objects.count() == 0
-    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 0, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     # The same key still answers the first answer; a new key is a new, real charge.
     again = api.post("/payin", payin_body("CREDIT_CARD"), format="json", HTTP_IDEMPOTENCY_KEY="k1")
     assert (again.status_code, again.json(), again["Idempotent-Replayed"]) == (201, pending, "true")
@@ -538,7 +555,7 @@ def test_the_same_payment_under_another_notification_id_is_not_credited_again(ap
     again = notification_receive(rail_name="simulator", body=paid_notification(
         id="sim-evt-2", txid=charge["pix"]["txid"], amount=10000))
 
-    assert again.outcome == "ignored"
+    assert again.outcome == "unmatched or repeated"  # a body naming no payment id: logged, never credited
     assert RailNotification.objects.count() == 2
     assert LedgerTransaction.objects.filter(object_id=charge["id"]).count() == 1
     assert balance(api)["available"] == 9901
@@ -562,19 +579,22 @@ def test_an_unmatched_notification_is_stored_with_its_outcome(api):
 
     row = notification_receive(rail_name="simulator", body=body)
 
-    assert (row.dedupe_key, row.body, row.outcome) == ("sim-evt-1", body.decode(), "no matching charge")
+    assert (row.dedupe_key, row.body, row.outcome) == ("sim-evt-1", body.decode(),
+                                                       "no matching charge: unattributed")
     assert row.processed_at is not None
     assert LedgerEntry.objects.count() == 0
 
 
-def test_a_payment_of_another_amount_is_not_credited(api):
+def test_a_payment_of_another_amount_is_not_credited_but_held(api):
     charge = create(api, "PIX", amount=10000)
 
-    row = notification_receive(rail_name="simulator", body=paid_notification(txid=charge["pix"]["txid"], amount=9999))
+    row = notification_receive(rail_name="simulator", body=paid_notification(
+        txid=charge["pix"]["txid"], amount=9999, endToEndId="E00000000202611251200abcdefghijk"))
 
-    assert row.outcome == "ignored"
+    assert row.outcome == "unmatched or repeated"
     assert get(api, charge["id"]) == charge
-    assert LedgerEntry.objects.count() == 0
+    assert balance(api) == {"available": 0, "pending": 0, "held": 9999, "currency": "BRL", "livemode": False}
+    assert UnmatchedPayment.objects.get().kind == "AMOUNT_MISMATCH"
 
 
 @pytest.mark.parametrize("body", [b"{not json", b"", b"[]", b'"x"', b'{"type": "payin.paid"}', b"\xff\xfe"])
@@ -585,7 +605,7 @@ def test_an_invalid_notification_raises_and_stores_nothing(db, body):
     assert RailNotification.objects.count() == 0
 
 
-def test_a_chargeback_notification_charges_back_once(api):
+def test_a_chargeback_notification_opens_one_dispute(api):
     charge = paid_pix(api, 10000)
     body = json.dumps({"id": "cb-1", "type": "payin.chargeback", "key": charge["id"], "amount": 10000}).encode()
 
@@ -593,8 +613,9 @@ def test_a_chargeback_notification_charges_back_once(api):
     second = notification_receive(rail_name="simulator", body=json.dumps(
         {"id": "cb-2", "type": "payin.chargeback", "key": charge["id"], "amount": 10000}).encode())
 
-    assert (first.outcome, second.outcome) == ("charged back", "ignored: A CHARGEBACK charge cannot become CHARGEBACK")
-    assert get(api, charge["id"])["status"] == "CHARGEBACK"
+    dispute = Dispute.objects.get()
+    assert (first.outcome, second.outcome) == (f"dispute opened {dispute.pk}",
+                                               f"ignored: already disputed ({dispute.pk})")
+    assert get(api, charge["id"]) == charge  # PAID while the dispute is open
     assert balance(api)["available"] == 9901 - 10000
     assert_ledger_balanced()
-

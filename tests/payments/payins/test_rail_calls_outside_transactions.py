@@ -19,6 +19,7 @@ from payments.payins import sandbox as payin_sandbox
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.conftest import run_in_threads
+from tests.payments.disputes.helpers import decide
 from tests.payments.helpers import envelope, events_of
 from tests.payments.payins.test_payin_api import (
     assert_ledger_balanced,
@@ -232,10 +233,10 @@ def test_a_pix_refund_is_scheduled_for_reconciliation_by_the_service_not_by_the_
     assert_ledger_balanced()
 
 
-def test_a_chargeback_while_a_card_refund_waits_for_the_rail_takes_the_whole_amount(api, merchant, monkeypatch):
+def test_a_chargeback_while_a_card_refund_waits_for_the_rail_disputes_only_the_rest(api, merchant, monkeypatch):
     """The window the new flow opens: the refund is committed PENDING (its money in flight) before the rail answers,
-    so a chargeback can land in between, as it already could for a pending Pix refund (README, decision 27). The
-    chargeback takes the whole amount, the refund still goes out, the charge stays CHARGEBACK, and no cent is lost."""
+    so a chargeback can land in between. The dispute it opens takes only what the refund left (issue 14: never the
+    same money twice), the refund still goes out, and lost, the dispute makes the charge CHARGEBACK; no cent is lost."""
     merchant.pix_fee_bps = merchant.card_fee_bps = merchant.card_fee_fixed = 0
     merchant.save()
     paid_pix(api, 20000, referenceId="funding")
@@ -252,10 +253,15 @@ def test_a_chargeback_while_a_card_refund_waits_for_the_rail_takes_the_whole_amo
     response = api.post(f"/payin/{charge['id']}/refunds", {"amount": 1000}, format="json")
 
     assert (response.status_code, response.json()["status"]) == (201, "SUCCEEDED")
+    (dispute,) = api.get("/disputes", {"payinId": charge["id"]}).json()["data"]
+    assert (dispute["amount"], dispute["status"]) == (9000, "OPEN")
+    assert balance(api)["available"] == 20000 + 10000 - 1000 - 9000
+    decide(api, dispute["id"], "lose")
     after = get(api, charge["id"])
     assert (after["status"], after["refundedAmount"]) == ("CHARGEBACK", 1000)
-    assert balance(api)["available"] == 20000 + 10000 - 10000 - 1000
-    assert [e["type"] for e in events_of(api, charge["id"])] == ["payin.chargeback", "payin.paid"]
+    assert balance(api)["available"] == 20000 + 10000 - 1000 - 9000
+    assert [e["type"] for e in events_of(api, charge["id"])] == ["payin.chargeback", "payin.partially_refunded",
+                                                                 "payin.paid"]
     assert_ledger_balanced()
 
 
@@ -281,4 +287,4 @@ def test_an_answer_recorded_by_reconciliation_first_is_kept_and_the_late_one_mov
     assert not CardToken.objects.exists()
     assert not LedgerTransaction.objects.filter(object_id=body["id"]).exists()
     assert not Event.objects.filter(object_id=body["id"]).exists()
-    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 0, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}

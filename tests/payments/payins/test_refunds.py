@@ -16,6 +16,7 @@ from payments.payins.notifications import notification_receive
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
+from tests.payments.disputes.helpers import charge_back, decide, open_dispute
 from tests.payments.payins.test_payin_api import (
     ISO_MS_Z,
     UUID,
@@ -176,7 +177,7 @@ def test_only_a_paid_charge_can_be_refunded(api, state):
     elif state == "CANCELED":
         charge = api.post(f"/payin/{create(api, 'PIX')['id']}/cancel").json()
     elif state == "CHARGEBACK":
-        charge = simulate(api, create(api, "CREDIT_CARD")["id"], "chargeback")
+        charge = charge_back(api, create(api, "CREDIT_CARD")["id"])  # a card dispute, lost
     else:
         card = create(api, "CREDIT_CARD")
         refund(api, card["id"])
@@ -205,7 +206,7 @@ def test_refunds_of_someone_elses_or_an_unknown_charge_are_404(api, other_api):
 def test_a_refund_larger_than_the_available_balance_is_refused_and_leaves_nothing(api):
     drained = paid_pix(api, 10000, referenceId="drained")  # net 9901
     card = create(api, "CREDIT_CARD", amount=10000)  # net 9562
-    simulate(api, drained["id"], "chargeback")  # available: 9901 + 9562 - 10000 = 9463
+    open_dispute(api, drained["id"], "med")  # held: available 9901 + 9562 - 10000 = 9463
     counts = (Refund.objects.count(), LedgerEntry.objects.count(), Event.objects.count())
 
     response = refund(api, card["id"], {"amount": 9464})
@@ -434,19 +435,34 @@ def test_a_pix_refund_is_committed_and_answered_when_the_broker_is_down(api, mon
     assert Refund.objects.get().status == "PENDING"
 
 
-@pytest.mark.parametrize("refund_amount", [10000, 4000])
-def test_a_chargeback_while_a_pix_refund_is_pending_takes_the_whole_amount(api, refund_amount):
-    """SPEC §3.3: a chargeback debits the whole amount. A pending refund holds its own money in flight; when it then
-    fails, that money comes back to the balance, and the merchant is left with exactly net - amount."""
+def test_a_med_while_a_pix_refund_is_pending_disputes_only_the_rest(api):
+    """Issue 14: the money is never returned twice. A pending refund holds its own money in flight, so a MED opened
+    meanwhile holds what is left; if the refund then fails, its money comes back to the balance (the payer may ask
+    again), and a lost MED returns only its own amount."""
     paid_pix(api, 20000, referenceId="funding")  # net 19802
     charge = paid_pix(api, 10000)  # net 9901
-    pending = refund(api, charge["id"], {"amount": refund_amount}).json()
+    pending = refund(api, charge["id"], {"amount": 4000}).json()
     assert pending["status"] == "PENDING"
 
-    response = api.post(f"/sandbox/payin/{charge['id']}/simulate", {"action": "chargeback"}, format="json")
+    dispute = open_dispute(api, charge["id"], "med")
 
-    assert response.status_code == 200
-    assert response.json()["status"] == "CHARGEBACK"
-    assert balance(api)["available"] == 19802 + 9901 - refund_amount - 10000
+    assert dispute["amount"] == 6000
+    assert balance(api)["available"] == 19802 + 9901 - 4000 - 6000
     refunds.refund_resolve(refund_id=pending["id"], status="FAILED", failure_code="rail_error")
-    assert balance(api)["available"] == 19802 + 9901 - 10000
+    assert balance(api)["available"] == 19802 + 9901 - 6000
+    decide(api, dispute["id"], "lose")
+    after = get(api, charge["id"])
+    assert (after["status"], after["refundedAmount"]) == ("PARTIALLY_REFUNDED", 6000)
+    assert balance(api)["available"] == 19802 + 9901 - 6000
+    assert_ledger_balanced()
+
+
+def test_a_med_while_a_refund_of_everything_is_pending_is_refused(api):
+    paid_pix(api, 20000, referenceId="funding")
+    charge = paid_pix(api, 10000)
+    assert refund(api, charge["id"], {"amount": 10000}).json()["status"] == "PENDING"
+
+    response = api.post(f"/sandbox/payin/{charge['id']}/simulate", {"action": "med"}, format="json")
+
+    invalid_state(response, "Nothing is left of this charge to dispute: it was refunded")
+    assert_ledger_balanced()

@@ -374,7 +374,7 @@ def test_exactly_the_available_balance_is_accepted_and_leaves_zero(api, merchant
     got = create(api, amount=10_000)
 
     assert got == expected_payout(got, amount=10_000)
-    assert balance(api) == {"available": 0, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance(api) == {"available": 0, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert statement(api) == [*created_lines(got, 10_000), funding_line(adjustment, 10_000)]
     assert ledger_balances(merchant)["payouts_in_flight"] == 10_000
 

@@ -241,7 +241,7 @@ def test_200_simultaneous_payouts_never_overdraw_a_balance_of_10000(client, merc
     created = [r.json() for r in responses if r.status_code == 201]
     assert {(p["status"], p["amount"], p["fee"]) for p in created} == {("PENDING", 70, 0)}
     balance = client.get("/balance").json()
-    assert balance == {"available": 60, "pending": 0, "currency": "BRL", "livemode": False}
+    assert balance == {"available": 60, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert Payout.objects.filter(merchant=merchant).count() == 142
     assert {p["id"] for p in created} == {str(pk) for pk in Payout.objects.values_list("pk", flat=True)}
     assert LedgerTransaction.objects.filter(merchant=merchant, object_type="payout").count() == 142

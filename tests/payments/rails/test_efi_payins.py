@@ -14,7 +14,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from payments.formats import pix
-from payments.models import LedgerTransaction, Payin, RailNotification, Refund
+from payments.models import LedgerTransaction, Payin, RailNotification, Refund, UnmatchedPayment
+from payments.unmatched import services as unmatched_services
 from tests.payments.payins.test_payin_api import expected_charge, payin_body
 from tests.payments.rails.conftest import WEBHOOK_SECRET
 from tests.payments.rails.efi_fake import CLIENT_COMMON_NAME, DEVOLVIDO, NAO_REALIZADO
@@ -300,3 +301,33 @@ def test_the_dashboard_shows_the_rails_ids_of_a_live_charge(efi, live, merchant,
 
     assert f"<code>{charge['pix']['txid']}</code>" in page
     assert f"<dt>End-to-end id</dt><dd><code>{e2eid}</code></dd>" in page
+
+
+# --- Money that matches no charge (issue 14) -------------------------------------------------------------------------
+def test_a_second_pix_for_a_paid_charge_is_sent_back_by_a_devolucao_at_the_bank(efi, live):
+    charge, first = paid_charge(efi, live)
+
+    second = efi.pay(charge["pix"]["txid"], force=True)  # a static copy of the code, paid again
+
+    [duplicate] = UnmatchedPayment.objects.all()
+    assert (duplicate.kind, duplicate.status, duplicate.end_to_end_id, duplicate.amount) == (
+        "DUPLICATE", "REFUND_PENDING", second, 5000)
+    assert (duplicate.payer_name, duplicate.payer_document) == ("Pagador Teste", "12345678909")
+    unmatched_services.unmatched_refund_send(unmatched_id=duplicate.pk)  # the worker's task
+    assert efi.devolucoes[second][duplicate.pk.hex]["valor"] == "50.00"
+    assert first not in efi.devolucoes  # the payment that paid the charge is untouched
+
+    efi.settle()
+
+    duplicate.refresh_from_db()
+    assert duplicate.status == "REFUNDED"
+    assert get(live, charge["id"])["status"] == "PAID"
+    assert balance(live)["available"] == 5000 - 50 and balance(live)["held"] == 0
+
+
+def test_a_live_pix_naming_no_charge_is_kept_for_staff_and_moves_no_merchants_balance(efi, live):
+    e2eid = efi.receive(1234)
+
+    row = RailNotification.objects.get(rail="efi", dedupe_key=f"pix-{e2eid}")
+    assert row.outcome == "no matching charge: unattributed"
+    assert not UnmatchedPayment.objects.exists() and not LedgerTransaction.objects.exists()

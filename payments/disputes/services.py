@@ -1,0 +1,207 @@
+"""Disputes (issue 14): a card chargeback or a Pix MED, opened by the rail (or the sandbox) against a paid charge,
+answered by the merchant with evidence or accepted, and decided WON or LOST by the network (or by its deadline).
+
+Opening moves what is left of the charge after its refunds (succeeded or pending: never the same money twice) from
+`available` (which may go negative) into `held`; WON gives it back to `available`; LOST or ACCEPTED sends it to the
+payer through the rail, and the charge becomes CHARGEBACK (card) or REFUNDED / PARTIALLY_REFUNDED (MED).
+
+Every change locks the charge, then the dispute, then the merchant's ledger accounts (`ledger.post`), moves the
+dispute with one conditional update, and writes its ledger movement and its event in the same transaction."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from accounts.models import Merchant
+from config.errors import InvalidState, NotFound
+from payments.disputes.serializers import dispute_serialize
+from payments.ledger import services as ledger
+from payments.ledger.services import Leg
+from payments.models import (
+    AccountKind,
+    Dispute,
+    DisputeKind,
+    DisputeStatus,
+    LineType,
+    Payin,
+    PayinStatus,
+    PaymentMethod,
+)
+from payments.payins.transitions import BATCH, payin_locked, payin_transition
+from webhooks.services import event_record
+
+logger = logging.getLogger(__name__)
+
+# Which statuses each status may be reached from. Evidence is sent once, and only an unanswered case can be accepted
+# (as the card networks have it): so evidence and accept racing on one case move it once.
+TRANSITIONS = {
+    DisputeStatus.UNDER_REVIEW: {DisputeStatus.OPEN},
+    DisputeStatus.ACCEPTED: {DisputeStatus.OPEN},
+    DisputeStatus.WON: {DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW},
+    DisputeStatus.LOST: {DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW},
+}
+CLOSED = (DisputeStatus.WON, DisputeStatus.LOST, DisputeStatus.ACCEPTED)
+KIND_OF_METHOD = {PaymentMethod.CREDIT_CARD: DisputeKind.CHARGEBACK, PaymentMethod.PIX: DisputeKind.MED}
+DEFAULT_REASON = {DisputeKind.CHARGEBACK: "fraudulent", DisputeKind.MED: "fraud"}
+DISPUTABLE = (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED)
+
+
+def evidence_days(kind: str) -> int:
+    if kind == DisputeKind.MED:
+        return settings.DISPUTE_MED_EVIDENCE_DAYS
+    return settings.DISPUTE_CHARGEBACK_EVIDENCE_DAYS
+
+
+def dispute_kind_for(payin: Payin) -> str:
+    """Cards are charged back; Pix payments are returned through MED; a boleto payment is final."""
+    kind = KIND_OF_METHOD.get(payin.payment_method)
+    if kind is None:
+        raise InvalidState(gettext("%(method)s payments cannot be disputed") % {"method": payin.payment_method})
+    return kind
+
+
+def dispute_open_check(payin: Payin, kind: str) -> None:
+    """Why a (locked) charge cannot be disputed now, as InvalidState; nothing when it can."""
+    if dispute_kind_for(payin) != kind:
+        raise InvalidState(gettext("A %(method)s charge cannot have a %(kind)s dispute") % {
+            "method": payin.payment_method, "kind": kind})
+    if payin.status not in DISPUTABLE:
+        raise InvalidState(gettext("A %(status)s charge cannot be disputed") % {"status": payin.status})
+    if Dispute.objects.filter(payin=payin, kind=kind).exists():
+        raise InvalidState(gettext("This charge was already disputed"))
+    if payin.amount - payin.refunded_amount <= 0:
+        raise InvalidState(gettext("Nothing is left of this charge to dispute: it was refunded"))
+
+
+def dispute_open(*, payin_id, kind: str | None = None, reason: str = "", rail_reference: str = "",
+                 now: datetime | None = None) -> tuple[Dispute, bool]:
+    """Open a dispute on a paid charge (kind by default from its method); `(dispute, created)`. A case is opened once
+    per charge and kind: a repeated notice of it returns the existing dispute, unchanged."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        payin = payin_locked(payin_id)
+        kind = kind or dispute_kind_for(payin)
+        existing = Dispute.objects.filter(payin=payin, kind=kind).order_by("created_at").first()
+        if existing is not None:
+            return existing, False
+        dispute_open_check(payin, kind)
+        amount = payin.amount - payin.refunded_amount
+        dispute = Dispute.objects.create(
+            merchant=payin.merchant, livemode=payin.livemode, payin=payin, kind=kind,
+            reason=(reason or DEFAULT_REASON[kind])[:100], amount=amount, status=DisputeStatus.OPEN,
+            evidence_due_by=now + timedelta(days=evidence_days(kind)), rail_reference=rail_reference,
+            created_at=now, updated_at=now)
+        ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="dispute",
+                    object_id=str(dispute.id), reference_id=payin.reference_id,
+                    description=f"Dispute opened ({kind})", legs=[
+                        Leg(AccountKind.AVAILABLE, -amount, LineType.DISPUTE),
+                        Leg(AccountKind.HELD, amount, LineType.DISPUTE),
+                    ])
+        _event_record(dispute, payin, "dispute.created", previous_status=None)
+    logger.info("payments.dispute_opened", extra={"dispute_id": str(dispute.id), "payin_id": str(payin.id)})
+    return dispute, True
+
+
+def dispute_evidence_submit(*, merchant: Merchant, livemode: bool, dispute_id, text: str) -> Dispute:
+    """The merchant's defence, before the deadline: OPEN → UNDER_REVIEW; the network decides later."""
+    now = timezone.now()
+
+    def check(dispute: Dispute) -> None:
+        if dispute.status == DisputeStatus.OPEN and dispute.evidence_due_by <= now:
+            raise InvalidState(gettext("The deadline for evidence has passed"))
+
+    return _dispute_move(dispute_id, to=DisputeStatus.UNDER_REVIEW, merchant=merchant, livemode=livemode, now=now,
+                         check=check, evidence_text=text, evidence_submitted_at=now)
+
+
+def dispute_accept(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute:
+    """The merchant gives the case up: the held money goes to the payer."""
+    return _dispute_move(dispute_id, to=DisputeStatus.ACCEPTED, merchant=merchant, livemode=livemode)
+
+
+def dispute_decide(*, dispute_id, won: bool, merchant: Merchant | None = None, livemode: bool | None = None) -> Dispute:
+    """The network's decision (the rail, or the sandbox playing it)."""
+    return _dispute_move(dispute_id, to=DisputeStatus.WON if won else DisputeStatus.LOST, merchant=merchant,
+                         livemode=livemode)
+
+
+def disputes_expire(*, now: datetime | None = None) -> int:
+    """LOST: OPEN disputes past their deadline without evidence. Idempotent: a case answered, accepted or expired by
+    another worker meanwhile is left as it is (the conditional update moves it once)."""
+    now = now or timezone.now()
+    due = list(Dispute.objects.filter(status=DisputeStatus.OPEN, evidence_due_by__lte=now)
+               .values_list("pk", flat=True)[:BATCH])
+    expired = 0
+    for dispute_id in due:
+        try:
+            _dispute_move(dispute_id, to=DisputeStatus.LOST, sources={DisputeStatus.OPEN}, now=now)
+        except InvalidState:
+            continue
+        expired += 1
+    return expired
+
+
+def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, livemode: bool | None = None,
+                  sources: set[str] | None = None, now: datetime | None = None, check=None, **changes) -> Dispute:
+    now = now or timezone.now()
+    with transaction.atomic():
+        scope = Dispute.objects.filter(pk=dispute_id)
+        if merchant is not None:
+            scope = scope.filter(merchant=merchant, livemode=livemode)
+        payin_id = scope.values_list("payin_id", flat=True).first()
+        if payin_id is None:
+            raise NotFound("No such dispute")
+        payin = payin_locked(payin_id)
+        dispute = Dispute.objects.select_for_update(of=("self",)).get(pk=dispute_id)
+        source = dispute.status
+        if check is not None:
+            check(dispute)
+        if to in CLOSED:
+            changes["closed_at"] = now
+        updated = Dispute.objects.filter(pk=dispute.pk, status__in=sources or TRANSITIONS[to]).update(
+            status=to, updated_at=now, **changes)
+        if not updated:
+            raise InvalidState(gettext("A %(source)s dispute cannot become %(to)s") % {"source": source, "to": to})
+        dispute.status, dispute.updated_at = to, now
+        for name, value in changes.items():
+            setattr(dispute, name, value)
+        if to == DisputeStatus.WON:
+            _money_back(dispute, payin)
+        elif to in CLOSED:
+            _money_to_payer(dispute, payin, now=now)
+        _event_record(dispute, payin, "dispute.closed" if to in CLOSED else "dispute.updated",
+                      previous_status=source)
+    logger.info("payments.dispute_moved", extra={"dispute_id": str(dispute.id), "status": to})
+    return dispute
+
+
+def _money_back(dispute: Dispute, payin: Payin) -> None:
+    ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="dispute", object_id=str(dispute.id),
+                reference_id=payin.reference_id, description="Dispute won: the held amount is available again",
+                legs=[Leg(AccountKind.HELD, -dispute.amount, LineType.DISPUTE),
+                      Leg(AccountKind.AVAILABLE, dispute.amount, LineType.DISPUTE)])
+
+
+def _money_to_payer(dispute: Dispute, payin: Payin, *, now: datetime) -> None:
+    ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="dispute", object_id=str(dispute.id),
+                reference_id=payin.reference_id, description=f"Dispute {dispute.status.lower()}: returned to the payer",
+                legs=[Leg(AccountKind.HELD, -dispute.amount, LineType.DISPUTE),
+                      Leg(AccountKind.RAIL_OUT, dispute.amount, LineType.DISPUTE)])
+    if dispute.kind == DisputeKind.CHARGEBACK:
+        payin_transition(payin, to=PayinStatus.CHARGEBACK, now=now)
+        return
+    # A MED return is a refund the payer's bank made: it counts in refundedAmount (ledger_check holds it so).
+    refunded = payin.refunded_amount + dispute.amount
+    to = PayinStatus.REFUNDED if refunded >= payin.amount else PayinStatus.PARTIALLY_REFUNDED
+    payin_transition(payin, to=to, now=now, refunded_amount=refunded)
+
+
+def _event_record(dispute: Dispute, payin: Payin, type: str, *, previous_status: str | None) -> None:
+    event_record(merchant=payin.merchant, livemode=payin.livemode, type=type, obj=dispute_serialize(dispute),
+                 previous_status=previous_status, webhook_url=payin.webhook_url or None)

@@ -1,0 +1,11 @@
+"""Dispute jobs: a case left OPEN past its deadline is LOST. Idempotent and safe on several workers at once (each
+case moves by a conditional update on its locked row)."""
+
+from celery import shared_task
+
+from payments.disputes import services as disputes
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def disputes_expire() -> int:
+    return disputes.disputes_expire()

@@ -1,0 +1,41 @@
+"""The payments app's models: charges, refunds, payouts and the ledger (`core`); money that matched no charge and
+disputes (`exceptions`)."""
+
+from payments.models.core import (
+    AccountKind,
+    BalanceAdjustment,
+    CardToken,
+    LedgerAccount,
+    LedgerEntry,
+    LedgerTransaction,
+    LineType,
+    Payin,
+    PayinStatus,
+    PaymentMethod,
+    Payout,
+    PayoutDailyTotal,
+    PayoutStatus,
+    PixKeyType,
+    RailNotification,
+    Refund,
+    RefundStatus,
+    SimulatorOperation,
+)
+from payments.models.exceptions import (
+    Dispute,
+    DisputeKind,
+    DisputeStatus,
+    UnmatchedAction,
+    UnmatchedKind,
+    UnmatchedPayment,
+    UnmatchedPolicy,
+    UnmatchedStatus,
+)
+
+__all__ = [
+    "AccountKind", "BalanceAdjustment", "CardToken", "Dispute", "DisputeKind", "DisputeStatus", "LedgerAccount",
+    "LedgerEntry", "LedgerTransaction", "LineType", "Payin", "PayinStatus", "PaymentMethod", "Payout",
+    "PayoutDailyTotal", "PayoutStatus", "PixKeyType", "RailNotification", "Refund", "RefundStatus",
+    "SimulatorOperation", "UnmatchedAction", "UnmatchedKind", "UnmatchedPayment", "UnmatchedPolicy",
+    "UnmatchedStatus",
+]

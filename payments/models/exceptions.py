@@ -1,0 +1,128 @@
+"""Money that did not go the way a charge said (issue 14): payments that matched no PENDING charge exactly, and
+disputes (card chargebacks, Pix MED). Each is a first-class object with a status, moved by conditional updates, and
+its money sits in the merchant's `held` balance until it is decided."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Merchant
+from config.ids import uuid7
+from payments.models.core import Payin
+
+
+class UnmatchedKind(models.TextChoices):
+    AMOUNT_MISMATCH = "AMOUNT_MISMATCH"  # a PENDING charge paid with another amount
+    DUPLICATE = "DUPLICATE"  # a second payment of a charge already paid
+    AFTER_CANCEL = "AFTER_CANCEL"  # a payment of a CANCELED (or FAILED) charge
+    UNKNOWN_REFERENCE = "UNKNOWN_REFERENCE"  # a payment naming no charge we know
+
+
+class UnmatchedStatus(models.TextChoices):
+    HELD = "HELD"
+    ACCEPTED = "ACCEPTED"
+    REFUND_PENDING = "REFUND_PENDING"
+    REFUNDED = "REFUNDED"
+    REFUND_FAILED = "REFUND_FAILED"
+
+
+class UnmatchedAction(models.TextChoices):
+    """What the merchant wants done with an unmatched payment of a kind, as soon as it arrives."""
+
+    REFUND = "refund"
+    ACCEPT = "accept"
+    HOLD = "hold"
+
+
+class UnmatchedPayment(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="unmatched_payments")
+    livemode = models.BooleanField()
+    kind = models.CharField(max_length=20, choices=UnmatchedKind.choices)
+    status = models.CharField(max_length=16, choices=UnmatchedStatus.choices, default=UnmatchedStatus.HELD)
+    payin = models.ForeignKey(Payin, on_delete=models.PROTECT, null=True, blank=True,
+                              related_name="unmatched_payments")
+    amount = models.BigIntegerField()
+    fee = models.BigIntegerField(default=0)  # the method's fee, taken when it is accepted
+    payer_name = models.CharField(max_length=200, blank=True)
+    payer_document = models.CharField(max_length=14, blank=True)
+    # The rail's id of the money that arrived: one unmatched payment per Pix, however often it is notified.
+    end_to_end_id = models.CharField(max_length=64)
+    failure_code = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["end_to_end_id"], name="unmatched_payment_once"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="unmatched_payment_amount_positive"),
+        ]
+        indexes = [models.Index(fields=["merchant", "livemode", "created_at", "id"], name="unmatched_list")]
+
+    def __str__(self) -> str:
+        return f"unmatched {self.kind} {self.amount} {self.status}"
+
+
+class UnmatchedPolicy(models.Model):
+    """A merchant's choice for one kind; a kind without a row follows `unmatched.selectors.DEFAULT_POLICY`."""
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="unmatched_policies")
+    kind = models.CharField(max_length=20, choices=UnmatchedKind.choices)
+    action = models.CharField(max_length=8, choices=UnmatchedAction.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["merchant", "kind"], name="unmatched_policy_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.action}"
+
+
+class DisputeKind(models.TextChoices):
+    CHARGEBACK = "CHARGEBACK"  # a card network's chargeback
+    MED = "MED"  # Pix's Mecanismo Especial de Devolução (fraud or operational failure)
+
+
+class DisputeStatus(models.TextChoices):
+    OPEN = "OPEN"
+    UNDER_REVIEW = "UNDER_REVIEW"
+    WON = "WON"
+    LOST = "LOST"
+    ACCEPTED = "ACCEPTED"
+
+
+class Dispute(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="disputes")
+    livemode = models.BooleanField()
+    payin = models.ForeignKey(Payin, on_delete=models.PROTECT, related_name="disputes")
+    kind = models.CharField(max_length=10, choices=DisputeKind.choices)
+    reason = models.CharField(max_length=100, blank=True)
+    amount = models.BigIntegerField()
+    status = models.CharField(max_length=12, choices=DisputeStatus.choices, default=DisputeStatus.OPEN)
+    evidence_due_by = models.DateTimeField()
+    evidence_text = models.TextField(blank=True)
+    evidence_submitted_at = models.DateTimeField(null=True, blank=True)
+    # The rail's id of the case (Efí's MED infraction id), when the rail opened it.
+    rail_reference = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One open case per charge and kind: a repeated notice of the same case opens nothing new.
+            models.UniqueConstraint(fields=["payin", "kind"], name="dispute_open_once",
+                                    condition=Q(status__in=["OPEN", "UNDER_REVIEW"])),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="dispute_amount_positive"),
+        ]
+        indexes = [
+            models.Index(fields=["merchant", "livemode", "created_at", "id"], name="dispute_list"),
+            models.Index(fields=["evidence_due_by"], name="dispute_due",
+                         condition=Q(status__in=["OPEN", "UNDER_REVIEW"])),
+        ]
+
+    def __str__(self) -> str:
+        return f"dispute {self.kind} {self.amount} {self.status}"

@@ -1,0 +1,68 @@
+"""OpenAPI documentation of the unmatched-payment endpoints."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
+
+
+class Payer(serializers.Serializer):
+    name = serializers.CharField(allow_null=True)
+    document = serializers.CharField(allow_null=True, help_text="CPF or CNPJ, digits only, when the rail said.")
+
+
+class UnmatchedPayment(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.ChoiceField(choices=UnmatchedKind.values, help_text=(
+        "AMOUNT_MISMATCH: a PENDING charge paid with another amount. DUPLICATE: a second payment of a charge already "
+        "paid. AFTER_CANCEL: a payment of a CANCELED (or FAILED) charge. UNKNOWN_REFERENCE: a Pix naming no charge."))
+    status = serializers.ChoiceField(choices=UnmatchedStatus.values, help_text=(
+        "HELD: in `held`, awaiting a decision. ACCEPTED: moved to `available`, less the fee. REFUND_PENDING: being "
+        "sent back to the payer. REFUNDED: returned. REFUND_FAILED: the return failed; held again."))
+    payinId = serializers.UUIDField(allow_null=True, help_text="The charge it named; null for UNKNOWN_REFERENCE.")
+    amount = serializers.IntegerField()
+    fee = serializers.IntegerField(help_text="The method's fee, taken when it is accepted (0 before).")
+    currency = serializers.CharField()
+    payer = Payer(help_text="Who paid, as the rail said.")
+    endToEndId = serializers.CharField(help_text="The rail's id of the money that arrived (the Pix end-to-end id).")
+    failureCode = serializers.CharField(allow_null=True)
+    livemode = serializers.BooleanField()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    resolvedAt = serializers.DateTimeField(allow_null=True, help_text="When it was ACCEPTED or REFUNDED; null before.")
+
+
+class UnmatchedPaymentList(serializers.Serializer):
+    data = UnmatchedPayment(many=True)
+    hasMore = serializers.BooleanField()
+    nextCursor = serializers.CharField(allow_null=True)
+
+
+_ACTION = {"refund": "send it back to the payer at once (Pix only; a boleto is held)", "accept": "move it to "
+           "available at once, less the fee", "hold": "keep it in held for a decision"}
+_ACTIONS_HELP = "; ".join(f"{action}: {meaning}" for action, meaning in _ACTION.items())
+
+
+def _policy_field(kind: str, *, required: bool) -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=UnmatchedAction.choices, required=required,
+                                   help_text=f"What happens to a {kind} payment when it arrives ({_ACTIONS_HELP}).")
+
+
+class UnmatchedPolicy(serializers.Serializer):
+    AMOUNT_MISMATCH = _policy_field("AMOUNT_MISMATCH", required=True)
+    DUPLICATE = _policy_field("DUPLICATE", required=True)
+    AFTER_CANCEL = _policy_field("AFTER_CANCEL", required=True)
+    UNKNOWN_REFERENCE = _policy_field("UNKNOWN_REFERENCE", required=True)
+
+
+class UnmatchedPolicyUpdate(serializers.Serializer):
+    AMOUNT_MISMATCH = _policy_field("AMOUNT_MISMATCH", required=False)
+    DUPLICATE = _policy_field("DUPLICATE", required=False)
+    AFTER_CANCEL = _policy_field("AFTER_CANCEL", required=False)
+    UNKNOWN_REFERENCE = _policy_field("UNKNOWN_REFERENCE", required=False)
+
+
+class PixReceive(serializers.Serializer):
+    amount = serializers.IntegerField(min_value=1)
+    txid = serializers.CharField(required=False, help_text="A txid the Pix names (none of ours: it matches nothing).")
