@@ -13,7 +13,10 @@ def dashboard(request: HttpRequest) -> dict:
     return {
         "merchant": merchant,
         "role": getattr(request, "role", None),
+        # What the pages offer follows the role (the views check it again on every POST).
         "can_audit": roles.role_allows(getattr(request, "role", None), roles.MEMBERS),
+        "can_money": roles.role_allows(getattr(request, "role", None), roles.MONEY),
+        "can_integrations": roles.role_allows(getattr(request, "role", None), roles.INTEGRATIONS),
         "memberships": memberships_of(user=request.user) if merchant is not None else [],
         "livemode": getattr(request, "livemode", False),
         "simulated_live": settings.PAYMENTS_RAIL == "simulator",

@@ -13,7 +13,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -161,7 +161,9 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
 
 def _audit_rows(request: HttpRequest):
     team = members.member_list(merchant=request.merchant)
-    form = AuditFilterForm(request.GET or None, members=team, actions=AccountEvent.Action.choices)
+    # The same words as the table's "What" column (payments/dashboard/labels.py gives the catalog these msgids).
+    actions = [(value, pgettext_lazy("account event", label)) for value, label in AccountEvent.Action.choices]
+    form = AuditFilterForm(request.GET or None, members=team, actions=actions)
     data = form.cleaned_data if form.is_valid() else {}
     day = datetime.timedelta(days=1)
 

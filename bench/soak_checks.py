@@ -5,15 +5,16 @@ The money identity
 Every movement is a ledger transaction whose legs sum to zero, and each merchant's accounts of a mode sum to zero
 (`ledger_check` verifies both). So, per merchant, with each account's balance:
 
-    available + pending + payouts_in_flight = -(rail_in + rail_out + fee_revenue + adjustments)
+    available + pending + payouts_in_flight + held = -(rail_in + rail_out + fee_revenue + adjustments)
 
 and each platform-side account is moved by exactly these postings (payments/services.py, payments/payouts.py):
 
-    rail_in      -amount of each charge when it is paid                       (never moved back)
-    rail_out     +amount of each refund when it succeeds (card: at once; Pix: when the rail confirms)
-                 +(amount - refunded so far) of each chargeback
+    rail_in      -amount of each charge when it is paid, and of each unmatched payment when it arrives (issue 14)
+    rail_out     +amount of each refund when it succeeds (card: at once; Pix: when the rail confirms), and of each
+                 unmatched payment sent back
+                 +amount of each dispute when it is lost or accepted (while open it sits in `held`)
                  +amount of each payout when it completes, -amount when the receiving bank returns it
-    fee_revenue  +fee of each paid charge, +fee of each completed payout       (fees are never returned)
+    fee_revenue  +fee of each paid charge, of each completed payout and of each accepted unmatched payment
     adjustments  -amount of each staff adjustment
 
 The simulator rail keeps its own books (SimulatorOperation), written by "the network" itself: a charge the payer
@@ -21,10 +22,11 @@ paid (kind payin) or a card it captured (kind card, SUCCEEDED), a refund it made
 confirmed), a chargeback (kind chargeback, with the amount taken back), a payout it sent (kind payout: SUCCEEDED,
 or RETURNED once the money came back, or FAILED). Hence, summed over merchants:
 
-    sum(available + pending + payouts_in_flight)
+    sum(available + pending + payouts_in_flight + held)
         = rail money in    [payin SUCCEEDED + card SUCCEEDED]
-        - rail money out   [refund SUCCEEDED + chargeback SUCCEEDED + payout SUCCEEDED]  (a RETURNED payout: 0)
-        - fees earned      [fee of every charge with paidAt + fee of every COMPLETED or RETURNED payout]
+        - rail money out   [refund SUCCEEDED + payout SUCCEEDED + disputes LOST or ACCEPTED]  (a RETURNED payout: 0)
+        - fees earned      [fee of every charge with paidAt + fee of every COMPLETED or RETURNED payout
+                            + fee of every ACCEPTED unmatched payment]
         + adjustments      [sum of BalanceAdjustment.amount]
 
 The left side comes from the ledger (and is compared with GET /balance), the right side from the simulator's
@@ -185,6 +187,7 @@ def money_check(out: Outcome, api_balances: list[dict]) -> None:
     from payments.models import (
         AccountKind,
         BalanceAdjustment,
+        Dispute,
         LedgerAccount,
         Payin,
         Payout,
@@ -201,7 +204,9 @@ def money_check(out: Outcome, api_balances: list[dict]) -> None:
                                                   AccountKind.PAYOUTS_IN_FLIGHT, AccountKind.HELD))
     ops = SimulatorOperation.objects.filter(livemode=False)
     money_in = total(ops.filter(kind__in=["payin", "card"], status="SUCCEEDED"))
-    money_out = total(ops.filter(kind__in=["refund", "chargeback", "payout"], status="SUCCEEDED"))
+    # A chargeback or MED takes money back only once its dispute is lost or accepted; while open it is held.
+    money_out = (total(ops.filter(kind__in=["refund", "payout"], status="SUCCEEDED"))
+                 + total(Dispute.objects.filter(livemode=False, status__in=["LOST", "ACCEPTED"])))
     fees = (total(Payin.objects.filter(livemode=False, paid_at__isnull=False), "fee")
             + total(Payout.objects.filter(livemode=False, status__in=["COMPLETED", "RETURNED"]), "fee")
             + total(UnmatchedPayment.objects.filter(livemode=False, status="ACCEPTED"), "fee"))

@@ -14,6 +14,8 @@ from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
 from config.errors import DomainError, NotFound
 from payments.dashboard import labels
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, timeline
@@ -93,6 +95,9 @@ def dispute_evidence(request: HttpRequest, dispute_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
+        audit_record(request, merchant=request.merchant, action=AccountEvent.Action.DISPUTE_EVIDENCE_SENT,
+                     obj_type="dispute", obj_id=str(dispute.pk), before={"status": dispute.status},
+                     after={"status": DisputeStatus.UNDER_REVIEW})
         messages.success(request, gettext("Evidence sent. The dispute is under review."))
     return redirect("dashboard:dispute_detail", dispute_id=dispute.pk)
 
@@ -108,6 +113,9 @@ def dispute_accept(request: HttpRequest, dispute_id) -> HttpResponse:
     except DomainError as error:
         messages.error(request, error.message)
     else:
+        audit_record(request, merchant=request.merchant, action=AccountEvent.Action.DISPUTE_ACCEPTED,
+                     obj_type="dispute", obj_id=str(dispute.pk), before={"status": dispute.status},
+                     after={"status": DisputeStatus.ACCEPTED})
         messages.success(request, gettext("Dispute accepted. The amount went back to the payer."))
     return redirect("dashboard:dispute_detail", dispute_id=dispute.pk)
 

@@ -7,6 +7,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
 from config.api import ApiView, StrictCharField, StrictSerializer, paginate, path_uuid, reject_unknown_params
 from config.errors import NotFound, validation_error
 from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
@@ -75,6 +77,7 @@ class DisputeEvidenceApi(ApiView):
         data = self.DisputeEvidence.validated(request.data)
         dispute = disputes.dispute_evidence_submit(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                                    dispute_id=dispute_id, text=data["text"])
+        _audit(request, AccountEvent.Action.DISPUTE_EVIDENCE_SENT, dispute)
         return Response(dispute_serialize(dispute))
 
 
@@ -86,7 +89,14 @@ class DisputeAcceptApi(ApiView):
         EmptyRequest.validated(request.data)
         dispute = disputes.dispute_accept(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                           dispute_id=dispute_id)
+        _audit(request, AccountEvent.Action.DISPUTE_ACCEPTED, dispute)
         return Response(dispute_serialize(dispute))
+
+
+def _audit(request: Request, action: str, dispute) -> None:
+    """A merchant's answer to a dispute made through the API, attributed to the key pair that made it."""
+    audit_record(request, merchant=request.auth.merchant, action=action, obj_type="dispute", obj_id=str(dispute.pk),
+                 after={"status": dispute.status}, actor_key=request.auth.public_key)
 
 
 class SandboxDisputeSimulateApi(ApiView):

@@ -9,6 +9,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.audit import audit_record
+from accounts.models import AccountEvent
 from config import dates, readcache
 from config.api import (
     ApiView,
@@ -96,6 +98,9 @@ class PayinCancelApi(ApiView):
         EmptyRequest.validated(request.data)
         payin = payins.payin_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       payin_id=path_uuid(payin_id, "charge"))
+        audit_record(request, merchant=request.auth.merchant, action=AccountEvent.Action.CHARGE_CANCELED,
+                     obj_type="payin", obj_id=str(payin.pk), actor_key=request.auth.public_key,
+                     after={"status": payin.status})
         return Response(payin_serialize(payin))
 
 
@@ -112,6 +117,9 @@ class PayinRefundsApi(ApiView):
         data = self.RefundRequest.validated(request.data)
         refund = refunds.refund_create(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                         payin_id=payin_id, amount=data.get("amount"), reason=data.get("reason", ""))
+        audit_record(request, merchant=request.auth.merchant, action=AccountEvent.Action.REFUND_CREATED,
+                     obj_type="refund", obj_id=str(refund.pk), actor_key=request.auth.public_key,
+                     after={"payin": str(payin_id), "amount": refund.amount, "status": refund.status})
         return Response(refund_serialize(refund), status=201)
 
     @extend_schema(operation_id="refund_list", summary="The refunds of a charge, newest first",

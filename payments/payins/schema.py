@@ -87,7 +87,7 @@ PayinRequest = PolymorphicProxySerializer(
 
 class PayinSimulation(StrictSerializer):
     action = serializers.ChoiceField(choices=["pay", "expire", "chargeback", "med"])
-    amount = serializers.IntegerField(required=False, min_value=1, help_text=(
+    amount = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000_000, help_text=(
         "pay: the amount the payer pays, default the charge's. Another amount, or paying a charge that is not PENDING "
         "(a second time, after a cancel), makes an unmatched payment."))
 

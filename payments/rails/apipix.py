@@ -125,7 +125,8 @@ class ApiPixClient:
             if response.status_code != 401:
                 break
         assert response is not None
-        if response.status_code >= 500:
+        if response.status_code >= 500 or response.status_code in (408, 429):
+            # Failed, timed out or too busy to say: nothing is known; ask again later under the same id.
             raise RailTimeout(f"{self.rail}: {method} {path} answered {response.status_code}")
         if response.status_code == 404 and missing_ok:
             return None

@@ -52,6 +52,14 @@ MEANINGS: dict[str, str] = {
                                   "every method.",
     "invalid_notification": "The public route of a rail's notifications got a body the rail does not send (not an "
                             "API error).",
+    "owner_only": "Dashboard: only the account's owner may change the owner's rights or hand ownership over (not an "
+                  "API error).",
+    "already_member": "Dashboard: the invited e-mail already belongs to a member of this account (not an API error).",
+    "invitation_invalid": "Dashboard: the invitation link is unknown, used, revoked or older than 72 hours (not an "
+                          "API error).",
+    "invitation_other_email": "Dashboard: the invitation was sent to another e-mail than the signed-in user's (not an "
+                              "API error).",
+    "invalid_code": "Dashboard: a two-factor code or recovery code that is wrong or already used (not an API error).",
     "email_taken": "Dashboard sign-up: an account with this e-mail exists (not an API error).",
     "reason_required": "Admin: a KYC rejection needs a reason (not an API error).",
 }

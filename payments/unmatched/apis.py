@@ -120,7 +120,7 @@ class UnmatchedPolicyApi(ApiView):
 
 class SandboxPixReceiveApi(ApiView):
     class ReceiveRequest(StrictSerializer):
-        amount = StrictIntegerField(min_value=1, max_value=10_000_000_000)
+        amount = StrictIntegerField(min_value=1, max_value=unmatched_schema.MAX_AMOUNT)
         txid = StrictCharField(required=False, max_length=35)
 
     @extend_schema(operation_id="sandbox_pix_receive", request=unmatched_schema.PixReceive,

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from config.api import StrictSerializer
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
+
+MAX_AMOUNT = 10_000_000_000  # the sandbox's plays: what the API takes as one amount
 
 
 class Payer(serializers.Serializer):
@@ -56,13 +59,14 @@ class UnmatchedPolicy(serializers.Serializer):
     UNKNOWN_REFERENCE = _policy_field("UNKNOWN_REFERENCE", required=True)
 
 
-class UnmatchedPolicyUpdate(serializers.Serializer):
+class UnmatchedPolicyUpdate(StrictSerializer):
     AMOUNT_MISMATCH = _policy_field("AMOUNT_MISMATCH", required=False)
     DUPLICATE = _policy_field("DUPLICATE", required=False)
     AFTER_CANCEL = _policy_field("AFTER_CANCEL", required=False)
     UNKNOWN_REFERENCE = _policy_field("UNKNOWN_REFERENCE", required=False)
 
 
-class PixReceive(serializers.Serializer):
-    amount = serializers.IntegerField(min_value=1)
-    txid = serializers.CharField(required=False, help_text="A txid the Pix names (none of ours: it matches nothing).")
+class PixReceive(StrictSerializer):
+    amount = serializers.IntegerField(min_value=1, max_value=MAX_AMOUNT)
+    txid = serializers.CharField(required=False, max_length=35,
+                                 help_text="A txid the Pix names (none of ours: it matches nothing).")

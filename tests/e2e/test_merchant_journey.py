@@ -1,6 +1,7 @@
-"""A merchant's first day, in a real browser: sign up, KYC, staff approval in the admin, a live key whose secret is
-shown once, a test charge created through the API and paid with the sandbox button, the balance, a payout made in
-the dashboard, its webhook delivery (failed, then resent) — with a screenshot of every page on the way."""
+"""A merchant's first day, in a real browser: sign up, KYC, staff approval in the admin, two-factor sign-in, a live
+key whose secret is shown once, a test charge created through the API and paid with the sandbox button, the balance,
+a payout made in the dashboard, its webhook delivery (failed, then resent) — with a screenshot of every page on the
+way."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.e2e.helpers import (
     path_of,
     section,
     shot,
+    two_factor_enrol,
 )
 from tests.factories import totp_enrol
 from webhooks.delivery import delivery_attempt
@@ -116,6 +118,9 @@ def test_merchant_signs_up_goes_live_takes_a_charge_and_pays_out(new_page, serve
     page.reload()
     expect(page.locator(".badge", has_text="Approved")).to_be_visible()
     expect(page.get_by_text("Approved: you can create live keys")).to_be_visible()
+
+    # Live keys need a second factor (issue 15): the owner turns on two-factor sign-in with an authenticator app.
+    two_factor_enrol(page)
 
     # A live key: its secret is shown once, works, and is gone after a reload.
     live_public, live_secret = create_key(page, mode="Live", label="shop server")

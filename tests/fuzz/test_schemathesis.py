@@ -100,10 +100,18 @@ def _objects(client: Client) -> dict:
                                                 "referenceId": f"fuzz-payout-{n}"})) for n in range(2)]
     for n in range(2):  # two refunds of the card charge: its refund list has a second page too
         _created(client.post(f"/payin/{payins[1]['id']}/refunds", {"amount": 1_000, "reason": f"fuzz-{n}"}))
+    # Two unmatched payments (a Pix naming no charge) and two disputes (the card charge, the Pix once paid).
+    unmatched = [_created(client.post("/sandbox/pix/receive", {"amount": 500 + n})) for n in range(2)]
+    assert client.post(f"/sandbox/payin/{payins[0]['id']}/simulate", {"action": "pay"}).status_code == 200
+    for payin, action in ((payins[1], "chargeback"), (payins[0], "med")):
+        assert client.post(f"/sandbox/payin/{payin['id']}/simulate", {"action": action}).status_code == 200
+    disputes = client.get("/disputes").json()["data"]
+    assert len(disputes) == 2, disputes
     cursors = {}
     lists = {"/payin": "/payin", "/payout": "/payout", "/events": "/events",
              "/balance/transactions": "/balance/transactions",
-             "/payin/{payin_id}/refunds": f"/payin/{payins[1]['id']}/refunds"}
+             "/payin/{payin_id}/refunds": f"/payin/{payins[1]['id']}/refunds",
+             "/unmatched-payments": "/unmatched-payments", "/disputes": "/disputes"}
     for path, url in lists.items():
         page = client.get(f"{url}?limit=1").json()
         assert page["nextCursor"], (path, page)
@@ -113,7 +121,8 @@ def _objects(client: Client) -> dict:
         "FUZZ_CARD_TOKEN": payins[1]["card"]["token"],
         "FUZZ_CURSORS": cursors,
         "FUZZ_IDS": {"payin_id": [p["id"] for p in payins], "payout_id": [p["id"] for p in payouts],
-                     "event_id": [e["id"] for e in events]},
+                     "event_id": [e["id"] for e in events], "unmatched_id": [u["id"] for u in unmatched],
+                     "dispute_id": [d["id"] for d in disputes]},
     }
 
 

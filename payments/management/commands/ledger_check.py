@@ -18,6 +18,8 @@ from payments.models import (
     PayoutDailyTotal,
     Refund,
     RefundStatus,
+    UnmatchedPayment,
+    UnmatchedStatus,
 )
 from payments.payouts.selectors import payout_day_totals
 
@@ -73,6 +75,7 @@ class Command(BaseCommand):
         problems += self.inspect_charges()
         problems += self.inspect_payout_days()
         problems += self.inspect_disputes()
+        problems += self.inspect_unmatched()
         return problems, (f"ledger ok: {len(accounts)} accounts, {len(sums)} with entries, "
                           f"{LedgerEntry.objects.count()} entries, every invariant holds")
 
@@ -115,6 +118,28 @@ class Command(BaseCommand):
             if held.get(str(dispute_id), 0) != expected:
                 problems.append(f"dispute {dispute_id} ({status}): {held.get(str(dispute_id), 0)} held, not "
                                 f"{expected}")
+        return problems
+
+    def inspect_unmatched(self) -> list[str]:
+        """An unmatched payment's money is where its status says: in `held` while HELD or REFUND_FAILED, in flight
+        while REFUND_PENDING, and in neither once ACCEPTED or REFUNDED; it came in through the rail exactly once."""
+        problems: list[str] = []
+        where: dict[tuple[str, str], int] = {}
+        for object_id, kind, total in (LedgerEntry.objects.filter(transaction__object_type="unmatched_payment")
+                                       .values("transaction__object_id", "account__kind").annotate(t=Sum("amount"))
+                                       .values_list("transaction__object_id", "account__kind", "t")):
+            where[(object_id, kind)] = total
+        for unmatched_id, status, amount in UnmatchedPayment.objects.values_list("pk", "status", "amount"):
+            key = str(unmatched_id)
+            expected = {
+                AccountKind.RAIL_IN: -amount,
+                AccountKind.HELD: amount if status in (UnmatchedStatus.HELD, UnmatchedStatus.REFUND_FAILED) else 0,
+                AccountKind.PAYOUTS_IN_FLIGHT: amount if status == UnmatchedStatus.REFUND_PENDING else 0,
+            }
+            for kind, want in expected.items():
+                if where.get((key, kind), 0) != want:
+                    problems.append(f"unmatched payment {unmatched_id} ({status}): {where.get((key, kind), 0)} in "
+                                    f"{kind}, not {want}")
         return problems
 
     def inspect_payout_days(self) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.models import AccountEvent
 from payments.disputes import services as disputes
 from payments.models import Dispute, DisputeStatus, Payin, PayinStatus
 from tests.factories import MerchantFactory
@@ -63,6 +64,9 @@ def test_accept_charges_the_card_back(dash, card_dispute):
 
     assert "Dispute accepted. The amount went back to the payer." in message_of(dash, response)
     assert Dispute.objects.get(pk=card_dispute.pk).status == DisputeStatus.ACCEPTED
+    entry = AccountEvent.objects.get(action=AccountEvent.Action.DISPUTE_ACCEPTED)
+    assert (entry.obj_id, entry.before, entry.after) == (str(card_dispute.pk), {"status": "OPEN"},
+                                                         {"status": "ACCEPTED"})
     assert Payin.objects.get(pk=card_dispute.payin_id).status == PayinStatus.CHARGEBACK
 
 

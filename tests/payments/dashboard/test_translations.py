@@ -18,7 +18,9 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import trans_real
 
-from accounts.models import AccountEvent, KycStatus
+from accounts import members
+from accounts.audit import audit_record
+from accounts.models import AccountEvent, KycStatus, Role
 from payments.dashboard import labels
 from payments.disputes import services as dispute_services
 from payments.formats import contact
@@ -34,7 +36,7 @@ from payments.models import (
 from payments.payins import refunds
 from payments.templatetags.payments_format import sp_zoned
 from payments.unmatched import services as unmatched_services
-from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
+from tests.factories import ApiKeyFactory, MembershipFactory, MerchantFactory, UserFactory
 from tests.payments.dashboard.test_dashboard_pages import charge, fund, paid, payout
 from tests.payments.hosted.test_translations import CLOSE, OPEN, VisibleText, catalog_entries
 from webhooks import services as webhook_services
@@ -52,7 +54,7 @@ MERCHANT_DATA = ["Loja da Ana", "ana@example.com.br", "ana@example.com", "Ana So
                  "Loja Exemplo LTDA", "Loja Exemplo", "servidor da loja", "Servidor de pedidos", "https://hooks.example.com/all",
                  "connection refused", "Service Unavailable", "Visa", "Fornecedor Ltda", "Aluguel de novembro",
                  "Devolução parcial", "Initial funds", "Av. Paulista", "São Paulo", "12ABC34501DE35",
-                 *EventType.values]
+                 "bia@example.com", "caio@example.com", *EventType.values]
 
 
 class DashboardText(VisibleText):
@@ -236,6 +238,19 @@ PAGES = {
                              "A URL do webhook não é aceita: o endereço dela não é público"),
     "login-throttled": ("login-throttled", "Too many failed attempts; try again in 15 minutes",
                         "Tentativas demais sem sucesso; tente de novo em 15 minutos"),
+    # Issue 15: the team, two-factor sign-in and the audit log.
+    "members": ("members", "Pending invitations", "Convites pendentes"),
+    "security": ("/dashboard/security/", "On: signing in asks for a code from your authenticator app.",
+                 "Ativado: o login pede um código do seu aplicativo autenticador."),
+    "security-enrol": ("security-enrol", "Enter the 6-digit code the app shows.",
+                       "Informe o código de 6 dígitos que o aplicativo mostra."),
+    "security-new-codes": ("security-new-codes", "They are shown only now.", "Eles são mostrados só agora."),
+    "audit": ("audit", "Every action", "Todas as ações"),
+    "login-verify": ("login-verify", "Enter the code from your authenticator app",
+                     "Informe o código do seu aplicativo autenticador"),
+    "invitation": ("invitation", "Choose a password for your new account.", "Escolha uma senha para sua nova conta."),
+    "forbidden": ("forbidden", "Your role in this account does not allow this.",
+                  "Sua função nesta conta não permite isso."),
 }
 
 
@@ -310,6 +325,42 @@ def render(client, shop, name: str, headers: dict) -> str:
         response = client.post("/dashboard/kyc/", form, **headers)
         assert response.status_code == 302, response.content.decode()[:2000]
         return _ok(client.get(response["Location"], **headers))
+    if where == "members":  # a developer in the team and a pending invitation
+        MembershipFactory(merchant=merchant, user__email="bia@example.com", role=Role.DEVELOPER)
+        members.invitation_create(None, merchant=merchant, email="caio@example.com", role=Role.FINANCE,
+                                  invited_by=merchant.owner)
+        return _ok(client.get("/dashboard/members/", **headers))
+    if where in ("security-enrol", "forbidden"):  # a member without a second factor; a developer's refusal
+        member = MembershipFactory(merchant=merchant, user__email="bia@example.com", role=Role.DEVELOPER)
+        client.force_login(member.user)
+        if where == "forbidden":
+            return _ok(client.get("/dashboard/payouts/new/", **headers), status=403)
+        return _ok(client.get("/dashboard/security/", **headers))
+    if where == "security-new-codes":
+        return _ok(client.post("/dashboard/security/recovery-codes/", **headers))
+    if where == "audit":
+        member = MembershipFactory(merchant=merchant, user__email="bia@example.com", role=Role.FINANCE).user
+        for action, actor, after in [
+                (AccountEvent.Action.MEMBER_INVITED, merchant.owner, {"email": "bia@example.com", "role": "finance"}),
+                (AccountEvent.Action.MEMBER_JOINED, member, None), (AccountEvent.Action.SIGNED_IN, member, None),
+                (AccountEvent.Action.TWO_FACTOR_ENABLED, member, None),
+                (AccountEvent.Action.RECOVERY_CODE_USED, member, {"recovery_codes_left": 9}),
+                (AccountEvent.Action.PAYOUT_CREATED, member, {"amount": 5000})]:
+            audit_record(None, merchant=merchant, action=action, actor_user=actor, after=after)
+        audit_record(None, merchant=merchant, action=AccountEvent.Action.PAYOUT_CANCELED, actor_key="pk_test_1")
+        return _ok(client.get("/dashboard/audit/", **headers))
+    if where == "login-verify":  # the second step, after the right password
+        client.logout()
+        response = client.post("/dashboard/login/", {"username": "ana@example.com",
+                                                     "password": "correct-horse-battery"}, **headers)
+        assert response["Location"] == "/dashboard/login/verify/", response.status_code
+        return _ok(client.get(response["Location"], **headers))
+    if where == "invitation":  # the link from the e-mail, opened by someone without an account
+        client.logout()
+        members.invitation_create(None, merchant=merchant, email="bia@example.com", role=Role.FINANCE,
+                                  invited_by=merchant.owner)
+        link = re.search(r"/dashboard/invitations/[^/\s]+/", mail.outbox[-1].body).group()
+        return _ok(client.get(link, **headers))
     if where == "no-merchant":
         client.force_login(UserFactory(email="ana@example.com.br"))
         return _ok(client.get("/dashboard/", **headers), status=403)

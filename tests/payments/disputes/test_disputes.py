@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.models import AccountEvent
 from payments.disputes import services as disputes
 from payments.disputes import tasks as dispute_tasks
 from payments.models import Dispute
@@ -216,6 +217,8 @@ def test_accepting_a_card_dispute_charges_the_charge_back(api, merchant):
     assert closed == envelope(closed, type="dispute.closed", obj=accepted, previous_status="OPEN")
     latest = events_of(api, charge["id"])[0]
     assert latest == envelope(latest, type="payin.chargeback", obj=charged_back, previous_status="PAID")
+    entry = AccountEvent.objects.get(action=AccountEvent.Action.DISPUTE_ACCEPTED)
+    assert (entry.obj_type, entry.obj_id, entry.after) == ("dispute", dispute["id"], {"status": "ACCEPTED"})
     invalid_state(api.post(f"/disputes/{dispute['id']}/accept"), "A ACCEPTED dispute cannot become ACCEPTED")
     assert_ledger_balanced()
 

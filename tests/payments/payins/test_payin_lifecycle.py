@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.models import AccountEvent
 from payments.models import (
     CardToken,
     Dispute,
@@ -89,6 +90,16 @@ def test_cancel_a_pending_charge(api, method):
     latest, first = events_of(api, created["id"])
     assert latest == envelope(latest, type="payin.canceled", obj=canceled, previous_status="PENDING")
     assert first == envelope(first, type="payin.created", obj=created, previous_status=None)
+
+
+def test_a_cancel_is_attributed_to_the_key_pair_in_the_audit_log(api, merchant, test_key):
+    created = create(api, "PIX")
+
+    assert api.post(f"/payin/{created['id']}/cancel").status_code == 200
+
+    [entry] = AccountEvent.objects.filter(merchant=merchant, action=AccountEvent.Action.CHARGE_CANCELED)
+    assert (entry.actor, entry.actor_key, entry.obj_type, entry.obj_id, entry.after) == (
+        None, test_key[0].public_key, "payin", created["id"], {"status": "CANCELED"})
 
 
 def test_cancel_twice_is_409_and_writes_no_second_event(api):

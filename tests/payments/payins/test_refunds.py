@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 
+from accounts.models import AccountEvent
 from payments.models import LedgerEntry, LedgerTransaction, Refund
 from payments.payins import refunds
 from payments.payins.notifications import notification_receive
@@ -112,6 +113,18 @@ def test_card_partial_then_the_rest(api):
     assert listed.json() == {"data": [rest_refund, partial_refund], "hasMore": False, "nextCursor": None}
     assert get(api, funding["id"])["status"] == "PAID"
     assert_ledger_balanced()
+
+
+def test_a_refund_is_attributed_to_the_key_pair_in_the_audit_log(api, merchant, test_key):
+    card = create(api, "CREDIT_CARD", amount=10000)
+
+    response = refund(api, card["id"], {"amount": 3000})
+
+    assert response.status_code == 201
+    [entry] = AccountEvent.objects.filter(merchant=merchant, action=AccountEvent.Action.REFUND_CREATED)
+    assert (entry.actor, entry.actor_key, entry.obj_type, entry.obj_id, entry.after) == (
+        None, test_key[0].public_key, "refund", response.json()["id"],
+        {"payin": card["id"], "amount": 3000, "status": "SUCCEEDED"})
 
 
 def test_a_refund_of_more_than_is_left_is_400(api):

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.models import AccountEvent
 from payments.ledger.services import adjustment_create
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
 from payments.payouts import services as payouts
@@ -295,6 +296,19 @@ def test_create_with_every_optional_field(api, merchant):
     assert get(api, got["id"]) == got
     [event] = events_of(api, got["id"])
     assert event == envelope(event, type="payout.created", obj=got, previous_status=None)
+
+
+def test_a_payout_and_its_cancel_are_attributed_to_the_key_pair_in_the_audit_log(api, merchant, test_key):
+    fund(merchant, 10_000)
+    payout = create(api)
+
+    assert api.post(f"/payout/{payout['id']}/cancel").status_code == 200
+
+    entries = AccountEvent.objects.filter(merchant=merchant, obj_type="payout").order_by("id")
+    assert [(e.action, e.actor, e.actor_key, e.obj_id, e.after) for e in entries] == [
+        ("payout_created", None, test_key[0].public_key, payout["id"], {"amount": 5000, "fee": payout["fee"]}),
+        ("payout_canceled", None, test_key[0].public_key, payout["id"], {"status": "CANCELED"}),
+    ]
 
 
 def test_an_email_key_with_a_cnpj_beneficiary(api, merchant):

@@ -143,3 +143,15 @@ def test_the_dashboard_shows_the_rails_ids_of_a_live_payout(efi, live, funded, m
     send = efi.sends[payout["id"].replace("-", "")]
     assert f"<dt>End-to-end id</dt><dd><code>{send['endToEndId']}</code></dd>" in page
     assert f"<dt>Rail send id (idEnvio)</dt><dd><code>{send['idEnvio']}</code></dd>" in page
+
+
+def test_a_rate_limited_send_is_an_unknown_outcome_not_a_failure(efi, live, funded):
+    payout = create(live)
+    efi.fail_next("PUT", "/v3/gn/pix/", mode="before", status=429)
+
+    payout_process(payout_id=payout["id"])
+
+    assert get(live, payout["id"])["status"] == "PROCESSING"  # not FAILED: the money stays in flight
+    payouts_reconcile(older_than=timedelta(0))  # never received: sent now, under the same idEnvio
+    efi.settle()
+    assert get(live, payout["id"])["status"] == "COMPLETED"

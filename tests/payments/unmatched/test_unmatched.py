@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
-from payments.models import LedgerTransaction, UnmatchedPayment
+from payments.models import LedgerTransaction, UnmatchedPayment, UnmatchedStatus
 from payments.payins.notifications import notification_receive
 from payments.unmatched import services as unmatched_services
 from tests.conftest import run_in_threads
@@ -236,3 +238,15 @@ def test_accept_and_refund_at_once_move_it_once(api, merchant):
     assert final in ("ACCEPTED", "REFUND_PENDING", "REFUNDED")
     assert sum(outcome in ("ACCEPTED", "REFUND_PENDING", "REFUNDED") for outcome in outcomes) == 1, outcomes
     assert set(outcomes) - {"ACCEPTED", "REFUND_PENDING", "REFUNDED"} == {"InvalidState"}
+
+
+def test_ledger_check_sees_unmatched_money_in_the_wrong_place(api, capsys):
+    charge = create(api, "PIX", amount=10000)
+    pay(api, charge["id"], amount=9000)
+    call_command("ledger_check")
+    UnmatchedPayment.objects.update(status=UnmatchedStatus.ACCEPTED)  # a status the money did not follow
+
+    with pytest.raises(CommandError):
+        call_command("ledger_check")
+    assert "ACCEPTED): 9000 in held, not 0" in capsys.readouterr().err
+    UnmatchedPayment.objects.update(status=UnmatchedStatus.HELD)  # as it was, for the after-test ledger check
