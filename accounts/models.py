@@ -5,6 +5,7 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.db import models
 from django.utils import timezone
 
+from config import crypto
 from config.ids import uuid7
 
 
@@ -249,18 +250,30 @@ class Invitation(models.Model):
         return f"{self.email} to {self.merchant} as {self.role}"
 
 
+TOTP_SEALED = {"key_setting": "TOTP_SECRET_ENCRYPTION_KEY", "purpose": b"totp-seed", "aad": b"totp"}
+
+
 class TotpDevice(models.Model):
     """A user's authenticator app (RFC 6238). Unconfirmed until the first code is entered; `last_step` refuses a
     code's reuse within its 30 seconds."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp")
-    secret = models.CharField(max_length=64)
+    # The seed, encrypted (config.crypto): the codes are computed from it, so it cannot be a digest.
+    secret_sealed = models.CharField(max_length=200)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     last_step = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
         return f"authenticator of {self.user}"
+
+    @property
+    def secret(self) -> str:
+        return crypto.unseal(self.secret_sealed, **TOTP_SEALED)
+
+    @secret.setter
+    def secret(self, value: str) -> None:
+        self.secret_sealed = crypto.seal(value, **TOTP_SEALED)
 
 
 class RecoveryCode(models.Model):

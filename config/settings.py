@@ -299,6 +299,8 @@ WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", defa
 WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
 # Signing secrets are stored encrypted under this key (derived from SECRET_KEY when unset).
 WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default="")
+# Encrypts the two-factor seeds of dashboard users (config/crypto.py); derived from SECRET_KEY when unset.
+TOTP_SECRET_ENCRYPTION_KEY = env.str("TOTP_SECRET_ENCRYPTION_KEY", default="")
 # A claimed delivery is leased this long: longer than one attempt can take (name resolution, 2 addresses x 3 s connect,
 # and the watchdog's 3 + 10 s), so a slow attempt is never sent a second time beside itself.
 WEBHOOK_DELIVERY_LEASE_SECONDS = env.int("WEBHOOK_DELIVERY_LEASE_SECONDS", default=60)

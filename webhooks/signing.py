@@ -9,12 +9,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
-from functools import lru_cache
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from django.conf import settings
+from config import crypto
 
 PREFIX = "whsec_"
 
@@ -23,20 +20,15 @@ def secret_generate() -> str:
     return PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-@lru_cache(maxsize=1)
-def _cipher() -> AESGCM:
-    material = settings.WEBHOOK_SECRET_ENCRYPTION_KEY or settings.SECRET_KEY
-    return AESGCM(hmac.new(material.encode(), b"webhook-signing-secret", hashlib.sha256).digest())
+_SEALED = {"key_setting": "WEBHOOK_SECRET_ENCRYPTION_KEY", "purpose": b"webhook-signing-secret", "aad": b"whsec"}
 
 
 def secret_encrypt(secret: str) -> str:
-    nonce = os.urandom(12)
-    return base64.b64encode(nonce + _cipher().encrypt(nonce, secret.encode(), b"whsec")).decode()
+    return crypto.seal(secret, **_SEALED)
 
 
 def secret_decrypt(stored: str) -> str:
-    raw = base64.b64decode(stored)
-    return _cipher().decrypt(raw[:12], raw[12:], b"whsec").decode()
+    return crypto.unseal(stored, **_SEALED)
 
 
 def signature(secret: str, *, message_id: str, timestamp: int, body: bytes) -> str:
