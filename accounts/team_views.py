@@ -182,7 +182,23 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    for entry in page:
+        entry.changes = audit_changes(entry.before, entry.after)
     return render(request, "accounts/audit.html", {"form": form, "page": page, "query": query.urlencode()})
+
+
+def audit_changes(before, after) -> list[str]:
+    """An entry's change as people read it: `field: old → new` for each field that changed (or was set)."""
+    if not isinstance(before, dict) and not isinstance(after, dict):
+        return [f"{before} → {after}" if before is not None else str(after)] if after is not None else []
+    before, after = before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {}
+    lines = []
+    for name in [*before, *(key for key in after if key not in before)]:
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        lines.append(f"{name}: {old} → {new}" if name in before else f"{name}: {new}")
+    return lines
 
 
 class _Echo:

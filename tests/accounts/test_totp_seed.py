@@ -8,6 +8,7 @@ from cryptography.exceptions import InvalidTag
 from django.db import connection
 
 from accounts.models import TotpDevice
+from accounts.team_views import audit_changes
 from tests.factories import UserFactory, totp_enrol
 from webhooks import signing
 
@@ -28,3 +29,10 @@ def test_the_seed_is_stored_encrypted_and_reads_back(settings):
     settings.TOTP_SECRET_ENCRYPTION_KEY = "another-key-entirely"
     with pytest.raises(InvalidTag):
         TotpDevice.objects.get(pk=device.pk).secret
+
+
+def test_the_audit_log_shows_each_changed_field_as_old_to_new():
+    assert audit_changes({"status": "HELD", "fee": 0}, {"status": "ACCEPTED", "fee": 0}) == ["status: HELD → ACCEPTED"]
+    assert audit_changes(None, {"amount": 1000, "pix_key_type": "CPF"}) == ["amount: 1000", "pix_key_type: CPF"]
+    assert audit_changes(None, None) == []
+    assert audit_changes("viewer", "finance") == ["viewer → finance"]
