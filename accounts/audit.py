@@ -30,16 +30,24 @@ def request_origin(request: HttpRequest | None) -> dict:
     return {"ip": client_ip(request) or None, "user_agent": agent[:USER_AGENT_MAX]}
 
 
-def audit_record(request: HttpRequest | None, *, merchant: Merchant | None, action: str, obj_type: str = "",
-                 obj_id: str = "", before: Any = None, after: Any = None, actor_user: User | None = None,
-                 actor_key: str | None = None, reason: str = "", details: dict | None = None) -> AccountEvent:
+def audit_build(request: HttpRequest | None, *, merchant: Merchant | None, action: str, obj_type: str = "",
+                obj_id: str = "", before: Any = None, after: Any = None, actor_user: User | None = None,
+                actor_key: str | None = None, reason: str = "", details: dict | None = None) -> AccountEvent:
+    """The entry, not saved: for a service that writes it in the same statement as the change it records."""
     if actor_user is None and actor_key is None and request is not None:
         user = getattr(request, "user", None)
         actor_user = user if getattr(user, "is_authenticated", False) else None
-    return AccountEvent.objects.create(
+    return AccountEvent(
         merchant=merchant, actor=actor_user, actor_key=actor_key or "", action=action, obj_type=obj_type,
         obj_id=str(obj_id), before=before, after=after, reason=reason, details=details or {},
         **request_origin(request))
+
+
+def audit_record(request: HttpRequest | None, **fields: Any) -> AccountEvent:
+    """Build the entry (`audit_build`'s arguments) and save it."""
+    entry = audit_build(request, **fields)
+    entry.save(force_insert=True)
+    return entry
 
 
 def audit_record_for_user(request: HttpRequest | None, *, user: User, action: str, **fields) -> None:

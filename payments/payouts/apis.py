@@ -7,7 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.audit import audit_record
+from accounts.audit import audit_build, audit_record
 from accounts.models import AccountEvent
 from config.api import (
     ApiView,
@@ -35,10 +35,12 @@ class PayoutsApi(ApiView):
                    request=payout_schema.PayoutRequest, responses={201: payout_schema.Payout})
     def post(self, request: Request) -> Response:
         data = payout_request_validate(request.data, merchant=request.auth.merchant)
-        payout = payouts.payout_create(merchant=request.auth.merchant, livemode=request.auth.livemode, data=data)
-        audit_record(request, merchant=request.auth.merchant, action=AccountEvent.Action.PAYOUT_CREATED,
-                     obj_type="payout", obj_id=str(payout.pk), actor_key=request.auth.public_key,
-                     after={"amount": payout.amount, "fee": payout.fee})
+        payout = payouts.payout_create(
+            merchant=request.auth.merchant, livemode=request.auth.livemode, data=data,
+            audit=lambda made: audit_build(request, merchant=request.auth.merchant, obj_type="payout",
+                                           action=AccountEvent.Action.PAYOUT_CREATED, obj_id=str(made.pk),
+                                           actor_key=request.auth.public_key,
+                                           after={"amount": made.amount, "fee": made.fee}))
         return Response(payout_serialize(payout), status=201)
 
     @extend_schema(

@@ -311,6 +311,14 @@ def test_a_payout_and_its_cancel_are_attributed_to_the_key_pair_in_the_audit_log
     ]
 
 
+
+def test_a_refused_payout_leaves_no_audit_entry(api, merchant):
+    """The entry is written in the payout's own statement: a payout refused (the balance) leaves neither."""
+    response = post_payout(api)
+
+    assert response.status_code == 400 and response.json()["error"]["code"] == "insufficient_balance"
+    assert not AccountEvent.objects.filter(obj_type="payout").exists()
+
 def test_an_email_key_with_a_cnpj_beneficiary(api, merchant):
     fund(merchant, 5000)
 
