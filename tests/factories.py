@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import factory
 import pyotp
 from django.utils import timezone
@@ -35,12 +37,14 @@ def totp_enrol(user: User) -> TotpDevice:
 
 
 def totp_code(user: User) -> str:
-    """A code the user's authenticator shows that has not been used yet (codes are single-use per 30 s step)."""
+    """A code the user's authenticator shows that has not been used yet (codes are single-use per 30 s step): the
+    current step's, or the next one's when it was used. Never the previous step's: the server may have moved on to
+    the next step by the time it checks, and one step back from there is out of its window (a flaky sign-in)."""
     device = TotpDevice.objects.get(user=user)
     totp = pyotp.TOTP(device.secret)
-    now = totp.timecode(timezone.now())
-    step = next(s for s in (now - 1, now, now + 1) if s > device.last_step)
-    return totp.generate_otp(step)
+    while (now := totp.timecode(timezone.now())) + 1 <= device.last_step:  # both used: wait, as a person would
+        time.sleep(0.5)
+    return totp.generate_otp(max(now, device.last_step + 1))
 
 
 class MerchantFactory(factory.django.DjangoModelFactory):
