@@ -10,6 +10,7 @@ from config.admin import ReadOnlyAdmin, ReadOnlyInline
 from payments.ledger.services import adjustment_create
 from payments.models import (
     BalanceAdjustment,
+    Dispute,
     LedgerAccount,
     LedgerEntry,
     LedgerTransaction,
@@ -17,6 +18,7 @@ from payments.models import (
     Payout,
     RailNotification,
     Refund,
+    UnmatchedPayment,
 )
 from payments.templatetags.payments_format import brl
 
@@ -62,9 +64,28 @@ class PayinAdmin(ReadOnlyAdmin):
 
 @admin.register(RailNotification)
 class RailNotificationAdmin(ReadOnlyAdmin):
+    """What the rails told us. `outcome` "no matching charge: unattributed" is money at the rail that names no
+    merchant (a live Pix to the platform's key naming no charge): staff send it back from the bank's side."""
+
     list_display = ["received_at", "rail", "dedupe_key", "processed_at", "outcome"]
-    list_filter = ["rail"]
-    search_fields = ["=dedupe_key"]
+    list_filter = ["rail", "outcome"]
+    search_fields = ["=dedupe_key", "outcome"]
+
+
+@admin.register(UnmatchedPayment)
+class UnmatchedPaymentAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "merchant", "livemode", "kind", "amount", "status", "payin"]
+    list_filter = ["kind", "status", "livemode"]
+    search_fields = ["=id", "=end_to_end_id", "merchant__name"]
+    list_select_related = ["merchant"]
+
+
+@admin.register(Dispute)
+class DisputeAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "merchant", "livemode", "kind", "amount", "status", "evidence_due_by"]
+    list_filter = ["kind", "status", "livemode"]
+    search_fields = ["=id", "=payin__id", "merchant__name"]
+    list_select_related = ["merchant"]
 
 
 @admin.register(BalanceAdjustment)

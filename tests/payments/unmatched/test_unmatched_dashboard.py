@@ -99,3 +99,12 @@ def test_an_api_decision_is_attributed_to_the_key_pair(api, test_key, held):
     assert response.status_code == 200
     entry = AccountEvent.objects.get(action=AccountEvent.Action.UNMATCHED_ACCEPTED)
     assert (entry.actor, entry.actor_key, entry.after) == (None, test_key[0].public_key, {"status": "ACCEPTED"})
+
+
+def test_staff_see_unmatched_payments_disputes_and_unattributed_notifications_read_only(admin_client, held):
+    for path in ("/admin/payments/unmatchedpayment/", f"/admin/payments/unmatchedpayment/{held.pk}/change/",
+                 "/admin/payments/dispute/", "/admin/payments/railnotification/?outcome=x"):
+        assert admin_client.get(path).status_code == 200, path
+    page = admin_client.get("/admin/payments/unmatchedpayment/").content.decode()
+    assert str(held.merchant) in page and "Unknown Reference" in page  # the row, with its kind
+    assert admin_client.post(f"/admin/payments/unmatchedpayment/{held.pk}/delete/").status_code == 403
