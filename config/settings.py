@@ -9,6 +9,7 @@ import secrets
 from pathlib import Path
 
 import environ
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -133,6 +134,13 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 # Without it, Celery's Django fixup closes the database connection before and after every task, so each webhook
 # delivery would open a new PostgreSQL connection. Connections are recycled every 2 x this many tasks.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
+# Webhook deliveries wait on merchants' servers; money must not wait behind them. They have a queue of their own
+# ("webhooks"), everything else (payouts, refunds, reconciliation) the default one: a worker started without -Q
+# consumes both, taking from each in turn, so a storm of deliveries never stands in front of a payout (and a burst of
+# payouts in front of deliveries); production can also run a worker per queue (-Q celery / -Q webhooks).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = (Queue("celery"), Queue("webhooks"))
+CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -1,0 +1,25 @@
+"""Money and webhook deliveries travel on queues of their own (issue 17, goal 3): a storm of deliveries never stands in
+front of a payout. A worker started without -Q consumes both queues."""
+
+from __future__ import annotations
+
+from config.celery import app
+
+
+def queue_of(task_name: str) -> str:
+    route = app.amqp.router.route({}, task_name, args=(), kwargs={})
+    return route["queue"].name
+
+
+def test_webhook_tasks_have_their_queue_and_money_tasks_the_default_one():
+    assert {name: queue_of(name) for name in (
+        "webhooks.tasks.delivery_attempt", "webhooks.tasks.deliveries_sweep", "payments.payouts.tasks.payout_process",
+        "payments.payins.tasks.refund_reconcile", "payments.unmatched.tasks.unmatched_refund_send",
+        "payments.inbound.tasks.rail_reconcile")} == {
+        "webhooks.tasks.delivery_attempt": "webhooks", "webhooks.tasks.deliveries_sweep": "webhooks",
+        "payments.payouts.tasks.payout_process": "celery", "payments.payins.tasks.refund_reconcile": "celery",
+        "payments.unmatched.tasks.unmatched_refund_send": "celery", "payments.inbound.tasks.rail_reconcile": "celery"}
+
+
+def test_a_worker_without_q_consumes_both_queues():
+    assert sorted(queue.name for queue in app.conf.task_queues) == ["celery", "webhooks"]
