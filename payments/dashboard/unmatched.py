@@ -3,6 +3,8 @@ actions (keep it, send it back). Reads need any role; the actions and the policy
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -82,10 +84,8 @@ def unmatched_policy_update(request: HttpRequest) -> HttpResponse:
         return refusal
     changes = {kind: request.POST[kind] for kind in UnmatchedKind.values
                if request.POST.get(kind) in UnmatchedAction.values}
-    before = selectors.unmatched_policy(merchant=request.merchant)
-    after = services.unmatched_policy_update(merchant=request.merchant, changes=changes)
-    if after != before:
-        audit_record(request, merchant=request.merchant, action=AccountEvent.Action.UNMATCHED_POLICY_CHANGED,
-                     obj_type="unmatched_policy", before=before, after=after)
+    services.unmatched_policy_update(merchant=request.merchant, changes=changes, audit=functools.partial(
+        audit_record, request, merchant=request.merchant, action=AccountEvent.Action.UNMATCHED_POLICY_CHANGED,
+        obj_type="unmatched_policy"))
     messages.success(request, gettext("What happens to unmatched payments was saved."))
     return redirect("dashboard:unmatched")

@@ -52,6 +52,13 @@ def our_key(value: str) -> str:
         return ""
 
 
+def person(document: str) -> dict[str, str]:
+    """A CPF or CNPJ as the API Pix names it (documents are normalized: 11 or 14 characters); {} for none."""
+    if not document:
+        return {}
+    return {"cnpj" if len(document) == 14 else "cpf": document}
+
+
 def failure_code(reason: str) -> str:
     """A payout failure code (SPEC §4) from the bank's words."""
     text = reason.lower()
@@ -86,10 +93,7 @@ class EfiRail:
     # --- Pay-in ------------------------------------------------------------------------------------------------------
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
                           payer_document: str, payer_name: str, description: str) -> str:
-        debtor = None
-        if payer_document:
-            kind = "cnpj" if len(payer_document) == 14 else "cpf"  # documents are normalized: 11 or 14
-            debtor = {kind: payer_document, "nome": payer_name[:200]}
+        debtor = {**person(payer_document), "nome": payer_name[:200]} if payer_document else None
         expires_in = max(1, ceil((expires_at - timezone.now()).total_seconds()))
         cob = self.client.cob_create(txid, expires_in=expires_in, amount=amount, key=settings.PIX_KEY, debtor=debtor,
                                      description=description)
@@ -144,10 +148,7 @@ class EfiRail:
     # --- Payouts: Pix sent from our account --------------------------------------------------------------------------
     def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
                     end_to_end_id: str, beneficiary_document: str = "") -> OperationStatus:
-        beneficiary: dict[str, str] = {"chave": pix_key}
-        if beneficiary_document:
-            kind = "cnpj" if len(beneficiary_document) == 14 else "cpf"
-            beneficiary[kind] = beneficiary_document
+        beneficiary = {"chave": pix_key, **person(beneficiary_document)}
         body = {"valor": amount_format(amount), "pagador": {"chave": settings.PIX_KEY}, "favorecido": beneficiary}
         try:
             sent = self.client.call("PUT", f"/v3/gn/pix/{rail_id(key)}", body=body) or {}

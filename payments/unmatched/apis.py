@@ -3,6 +3,8 @@ naming no charge. Thin views translating HTTP to one service or selector call.""
 
 from __future__ import annotations
 
+import functools
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -110,12 +112,10 @@ class UnmatchedPolicyApi(ApiView):
                    summary="Choose refund, accept or hold for some kinds of unmatched payment")
     def patch(self, request: Request) -> Response:
         changes = PolicyRequest.validated(request.data)
-        before = selectors.unmatched_policy(merchant=request.auth.merchant)
-        after = services.unmatched_policy_update(merchant=request.auth.merchant, changes=changes)
-        if after != before:
-            audit_record(request, merchant=request.auth.merchant, action=AccountEvent.Action.UNMATCHED_POLICY_CHANGED,
-                         obj_type="unmatched_policy", before=before, after=after, actor_key=request.auth.public_key)
-        return Response(after)
+        return Response(services.unmatched_policy_update(
+            merchant=request.auth.merchant, changes=changes, audit=functools.partial(
+                audit_record, request, merchant=request.auth.merchant, obj_type="unmatched_policy",
+                action=AccountEvent.Action.UNMATCHED_POLICY_CHANGED, actor_key=request.auth.public_key)))
 
 
 class SandboxPixReceiveApi(ApiView):

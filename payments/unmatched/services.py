@@ -12,6 +12,7 @@ under the unmatched payment's id as the rail's idempotency key, and an unknown o
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -111,12 +112,18 @@ def unmatched_refund(*, merchant: Merchant, livemode: bool, unmatched_id) -> Unm
     return unmatched_refund_send(unmatched_id=unmatched.pk)
 
 
-def unmatched_policy_update(*, merchant: Merchant, changes: dict[str, str]) -> dict[str, str]:
-    """Set the action of the kinds in `changes` (validated by the caller); the whole policy after."""
+def unmatched_policy_update(*, merchant: Merchant, changes: dict[str, str],
+                            audit: Callable[..., object] | None = None) -> dict[str, str]:
+    """Set the action of the kinds in `changes` (validated by the caller); the whole policy after. `audit(before=,
+    after=)` records the change, in the same transaction, when the policy did change."""
     with transaction.atomic():
+        before = unmatched_policy(merchant=merchant)
         for kind, action in changes.items():
             UnmatchedPolicy.objects.update_or_create(merchant=merchant, kind=kind, defaults={"action": action})
-    return unmatched_policy(merchant=merchant)
+        after = unmatched_policy(merchant=merchant)
+        if audit is not None and after != before:
+            audit(before=before, after=after)
+    return after
 
 
 def _accept(unmatched: UnmatchedPayment, *, accounts: dict[str, LedgerAccount] | None = None) -> UnmatchedPayment:
