@@ -69,12 +69,15 @@ class StrictCharField(serializers.CharField):
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:
+            # As sent, not after trimming: the schema's maxLength is of the JSON string, so is this rule.
+            self.fail("max_length", max_length=self.max_length)
         return super().to_internal_value(data)
 
     def fast(self, data: Any) -> Any:
         """CharField's rules: trimmed (unless trim_whitespace=False), blank only if allowed, within its lengths, no NUL
         and no surrogate."""
-        if type(data) is not str:
+        if type(data) is not str or (self.max_length is not None and len(data) > self.max_length):
             return NOT_SURE
         if self.trim_whitespace:
             data = data.strip()
