@@ -6,7 +6,12 @@ Opening moves what is left of the charge after its refunds (succeeded or pending
 payer through the rail, and the charge becomes CHARGEBACK (card) or REFUNDED / PARTIALLY_REFUNDED (MED).
 
 Every change locks the charge, then the dispute, then the merchant's ledger accounts (`ledger.post`), moves the
-dispute with one conditional update, and writes its ledger movement and its event in the same transaction."""
+dispute with one conditional update, and writes its ledger movement and its event in the same transaction.
+
+A case the live rail opened (an Efí MED infraction, `rail_reference`) is read from the rail by reconciliation
+(`dispute_rail_apply`), and the rail decides it: it has no local deadline. The merchant's answer to it is committed
+first (`rail_answer` PENDING), then sent to the rail by the worker under the case's id, with no transaction open
+(`dispute_answer_send`); reconciliation sends what the worker could not."""
 
 from __future__ import annotations
 
@@ -19,7 +24,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from accounts.models import Merchant
+from config.celery import task_enqueue
 from config.errors import InvalidState, NotFound
+from payments import rails
 from payments.disputes.serializers import dispute_serialize
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg
@@ -27,6 +34,7 @@ from payments.models import (
     AccountKind,
     Dispute,
     DisputeKind,
+    DisputeRailAnswer,
     DisputeStatus,
     LineType,
     Payin,
@@ -34,6 +42,7 @@ from payments.models import (
     PaymentMethod,
 )
 from payments.payins.transitions import BATCH, payin_locked, payin_transition
+from payments.rails.base import RailDispute, RailError, RailRefused
 from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -50,6 +59,8 @@ CLOSED = (DisputeStatus.WON, DisputeStatus.LOST, DisputeStatus.ACCEPTED)
 KIND_OF_METHOD = {PaymentMethod.CREDIT_CARD: DisputeKind.CHARGEBACK, PaymentMethod.PIX: DisputeKind.MED}
 DEFAULT_REASON = {DisputeKind.CHARGEBACK: "fraudulent", DisputeKind.MED: "fraud"}
 DISPUTABLE = (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED)
+# A rail's case is listed by when it was opened there, which may be a little before we first saw it.
+RAIL_CASE_SLACK = timedelta(days=1)
 
 
 def evidence_days(kind: str) -> int:
@@ -80,9 +91,11 @@ def dispute_open_check(payin: Payin, kind: str) -> None:
 
 
 def dispute_open(*, payin_id, kind: str | None = None, reason: str = "", rail_reference: str = "",
+                 amount: int | None = None, evidence_due_by: datetime | None = None,
                  now: datetime | None = None) -> tuple[Dispute, bool]:
     """Open a dispute on a paid charge (kind by default from its method); `(dispute, created)`. A case is opened once
-    per charge and kind: a repeated notice of it returns the existing dispute, unchanged."""
+    per charge and kind: a repeated notice of it returns the existing dispute, unchanged. The rail may name the amount
+    disputed (never more than what is left of the charge) and the deadline of the answer."""
     now = now or timezone.now()
     with transaction.atomic():
         payin = payin_locked(payin_id)
@@ -91,12 +104,13 @@ def dispute_open(*, payin_id, kind: str | None = None, reason: str = "", rail_re
         if existing is not None:
             return existing, False
         dispute_open_check(payin, kind)
-        amount = payin.amount - payin.refunded_amount
+        left = payin.amount - payin.refunded_amount
+        amount = left if amount is None else min(amount, left)
         dispute = Dispute.objects.create(
             merchant=payin.merchant, livemode=payin.livemode, payin=payin, kind=kind,
             reason=(reason or DEFAULT_REASON[kind])[:100], amount=amount, status=DisputeStatus.OPEN,
-            evidence_due_by=now + timedelta(days=evidence_days(kind)), rail_reference=rail_reference,
-            created_at=now, updated_at=now)
+            evidence_due_by=evidence_due_by or now + timedelta(days=evidence_days(kind)),
+            rail_reference=rail_reference, created_at=now, updated_at=now)
         ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="dispute",
                     object_id=str(dispute.id), reference_id=payin.reference_id,
                     description=f"Dispute opened ({kind})", legs=[
@@ -117,12 +131,12 @@ def dispute_evidence_submit(*, merchant: Merchant, livemode: bool, dispute_id, t
             raise InvalidState(gettext("The deadline for evidence has passed"))
 
     return _dispute_move(dispute_id, to=DisputeStatus.UNDER_REVIEW, merchant=merchant, livemode=livemode, now=now,
-                         check=check, evidence_text=text, evidence_submitted_at=now)
+                         check=check, answer=True, evidence_text=text, evidence_submitted_at=now)
 
 
 def dispute_accept(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute:
     """The merchant gives the case up: the held money goes to the payer."""
-    return _dispute_move(dispute_id, to=DisputeStatus.ACCEPTED, merchant=merchant, livemode=livemode)
+    return _dispute_move(dispute_id, to=DisputeStatus.ACCEPTED, merchant=merchant, livemode=livemode, answer=True)
 
 
 def dispute_decide(*, dispute_id, won: bool, merchant: Merchant | None = None, livemode: bool | None = None) -> Dispute:
@@ -132,10 +146,11 @@ def dispute_decide(*, dispute_id, won: bool, merchant: Merchant | None = None, l
 
 
 def disputes_expire(*, now: datetime | None = None) -> int:
-    """LOST: OPEN disputes past their deadline without evidence. Idempotent: a case answered, accepted or expired by
-    another worker meanwhile is left as it is (the conditional update moves it once)."""
+    """LOST: OPEN disputes past their deadline without evidence (a rail's case is decided by the rail). Idempotent: a
+    case answered, accepted or expired by another worker meanwhile is left as it is (the conditional update moves it
+    once)."""
     now = now or timezone.now()
-    due = list(Dispute.objects.filter(status=DisputeStatus.OPEN, evidence_due_by__lte=now)
+    due = list(Dispute.objects.filter(status=DisputeStatus.OPEN, evidence_due_by__lte=now, rail_reference="")
                .values_list("pk", flat=True)[:BATCH])
     expired = 0
     for dispute_id in due:
@@ -148,7 +163,9 @@ def disputes_expire(*, now: datetime | None = None) -> int:
 
 
 def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, livemode: bool | None = None,
-                  sources: set[str] | None = None, now: datetime | None = None, check=None, **changes) -> Dispute:
+                  sources: set[str] | None = None, now: datetime | None = None, check=None, answer: bool = False,
+                  **changes) -> Dispute:
+    """Move a dispute; `answer`: the move is the merchant's answer, which a rail's case must also be told."""
     now = now or timezone.now()
     with transaction.atomic():
         scope = Dispute.objects.filter(pk=dispute_id)
@@ -164,6 +181,10 @@ def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, live
             check(dispute)
         if to in CLOSED:
             changes["closed_at"] = now
+        if answer and dispute.rail_reference:
+            changes["rail_answer"] = DisputeRailAnswer.PENDING
+            transaction.on_commit(lambda: task_enqueue("payments.disputes.tasks.dispute_answer_send",
+                                                       dispute_id=str(dispute_id)), robust=True)
         updated = Dispute.objects.filter(pk=dispute.pk, status__in=sources or TRANSITIONS[to]).update(
             status=to, updated_at=now, **changes)
         if not updated:
@@ -179,6 +200,82 @@ def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, live
                       previous_status=source)
     logger.info("payments.dispute_moved", extra={"dispute_id": str(dispute.id), "status": to})
     return dispute
+
+
+# --- Cases the rail opened -------------------------------------------------------------------------------------------
+def dispute_rail_apply(case: RailDispute) -> Dispute | None:
+    """A case as the live rail holds it: opened here the first time it is seen (against the live charge its Pix paid),
+    then moved to where the rail says it stands. Idempotent, and safe beside the merchant's own answers: every move is
+    conditional. None when the case names no charge of ours (logged for staff)."""
+    dispute = Dispute.objects.filter(livemode=True, rail_reference=case.reference).first()
+    if dispute is None:
+        payin_id = (Payin.objects.filter(livemode=True, pix_end_to_end_id=case.end_to_end_id)
+                    .values_list("pk", flat=True).first() if case.end_to_end_id else None)
+        if payin_id is None:
+            logger.warning("payments.rail_dispute_unmatched",
+                           extra={"rail_reference": case.reference, "end_to_end_id": case.end_to_end_id})
+            return None
+        try:
+            dispute, _ = dispute_open(payin_id=payin_id, kind=DisputeKind.MED, reason=case.reason,
+                                      rail_reference=case.reference, amount=case.amount,
+                                      evidence_due_by=case.due_by)
+        except InvalidState as refusal:
+            logger.warning("payments.rail_dispute_not_opened",
+                           extra={"rail_reference": case.reference, "payin_id": str(payin_id), "why": str(refusal)})
+            return None
+        if dispute.rail_reference != case.reference:
+            logger.warning("payments.rail_dispute_second_case",
+                           extra={"rail_reference": case.reference, "dispute_id": str(dispute.pk)})
+            return None
+    if dispute.status in CLOSED or case.status == dispute.status or case.status == DisputeStatus.OPEN:
+        return dispute
+    try:
+        if case.status == DisputeStatus.UNDER_REVIEW:  # answered at the bank itself
+            return _dispute_move(dispute.pk, to=DisputeStatus.UNDER_REVIEW)
+        return dispute_decide(dispute_id=dispute.pk, won=case.status == DisputeStatus.WON)
+    except InvalidState:  # the merchant (or another reconciliation) moved it meanwhile
+        return Dispute.objects.get(pk=dispute.pk)
+
+
+def dispute_answer_send(*, dispute_id) -> Dispute:
+    """Tell the rail the merchant's answer (outside any transaction; the case's id is the key: a repeat is refused by
+    the rail, and then the case's own status says whether the first one reached it)."""
+    dispute = Dispute.objects.get(pk=dispute_id)
+    if dispute.rail_answer != DisputeRailAnswer.PENDING:
+        return dispute
+    accept = dispute.status == DisputeStatus.ACCEPTED
+    text = dispute.evidence_text if not accept else "The receiver accepts the infraction and returns the money."
+    rail = rails.for_mode(dispute.livemode)
+    try:
+        rail.dispute_answer(reference=dispute.rail_reference, accept=accept, text=text)
+        outcome = DisputeRailAnswer.SENT
+    except RailRefused:
+        outcome = _answer_outcome_after_refusal(rail, dispute)
+    except RailError:
+        logger.warning("payments.dispute_answer_rail_no_answer", extra={"dispute_id": str(dispute.pk)})
+        return dispute
+    Dispute.objects.filter(pk=dispute.pk, rail_answer=DisputeRailAnswer.PENDING).update(rail_answer=outcome)
+    dispute.rail_answer = outcome
+    log = logger.info if outcome == DisputeRailAnswer.SENT else logger.warning
+    log("payments.dispute_answer_sent", extra={"dispute_id": str(dispute.pk), "outcome": outcome})
+    return dispute
+
+
+def _answer_outcome_after_refusal(rail: rails.Rail, dispute: Dispute) -> str:
+    """SENT when the rail already holds an answer to the case (an earlier attempt reached it), else REFUSED."""
+    try:
+        cases = rail.disputes_list(start=dispute.created_at - RAIL_CASE_SLACK, end=timezone.now())
+    except RailError:
+        return DisputeRailAnswer.REFUSED
+    case = next((case for case in cases if case.reference == dispute.rail_reference), None)
+    return DisputeRailAnswer.SENT if case is not None and case.answered else DisputeRailAnswer.REFUSED
+
+
+def dispute_answers_pending(*, older_than: timedelta) -> list:
+    """Answers the worker has not sent yet (the broker was down, or the rail did not answer)."""
+    return list(Dispute.objects.filter(rail_answer=DisputeRailAnswer.PENDING,
+                                       updated_at__lte=timezone.now() - older_than)
+                .values_list("pk", flat=True)[:BATCH])
 
 
 def _money_back(dispute: Dispute, payin: Payin) -> None:

@@ -1,5 +1,5 @@
-"""Dispute jobs: a case left OPEN past its deadline is LOST. Idempotent and safe on several workers at once (each
-case moves by a conditional update on its locked row)."""
+"""Dispute jobs: a case left OPEN past its deadline is LOST; the merchant's answer to a rail's case goes to the rail.
+Idempotent and safe on several workers at once (each case moves by a conditional update on its locked row)."""
 
 from celery import shared_task
 
@@ -9,3 +9,8 @@ from payments.disputes import services as disputes
 @shared_task(acks_late=True, ignore_result=True)
 def disputes_expire() -> int:
     return disputes.disputes_expire()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def dispute_answer_send(*, dispute_id: str) -> None:
+    disputes.dispute_answer_send(dispute_id=dispute_id)

@@ -10,7 +10,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from payments import rails
-from payments.models import Payin, PayinStatus, PaymentMethod, RailNotification
+from payments.disputes import services as disputes
+from payments.models import DisputeRailAnswer, Payin, PayinStatus, PaymentMethod, RailNotification
 from payments.payins import cards as card_charges
 from payments.payins import refunds
 from payments.payins import services as payins
@@ -25,6 +26,9 @@ logger = logging.getLogger(__name__)
 # which would answer "never received".
 RECONCILE_AFTER = timedelta(seconds=30)
 CHARGES_PER_RUN = 100
+# MED cases are listed by the day they were opened and stay open for days (the analysis deadline, then Efí's own
+# decision): a case is followed for this long.
+DISPUTES_WINDOW = timedelta(days=30)
 
 
 def notifications_receive(*, rail_name: str, body: bytes) -> tuple[int, int]:
@@ -50,7 +54,8 @@ def _record_new(rail_name: str, notifications: list[Notification]) -> int:
 def rail_reconcile(*, payouts_too: bool = True, hours: float | None = None) -> dict[str, int]:
     """Ask the rails about everything unfinished and apply what they know: card charges, refunds and payouts still
     waiting on an answer; with a real live rail, also the Pix it received in the last `hours` and the registered
-    charges still PENDING here. A lost notification is found here, never lost."""
+    charges still PENDING here, and the dispute cases (MED) it opened. A lost notification is found here, never
+    lost."""
     done = {"card_charges": card_charges.card_charges_reconcile(older_than=RECONCILE_AFTER),
             "refunds": refunds.refunds_reconcile(older_than=RECONCILE_AFTER)}
     done["unmatched_refunds"] = unmatched.unmatched_refunds_reconcile(older_than=RECONCILE_AFTER)
@@ -60,6 +65,10 @@ def rail_reconcile(*, payouts_too: bool = True, hours: float | None = None) -> d
     if rail.dynamic_pix:
         done["received"] = received_reconcile(rail, hours=settings.RAIL_RECONCILE_HOURS if hours is None else hours)
         done["pix_charges"] = pix_charges_reconcile(rail)
+        done["disputes"] = disputes_reconcile(rail)
+    done["dispute_answers"] = sum(
+        disputes.dispute_answer_send(dispute_id=dispute_id).rail_answer != DisputeRailAnswer.PENDING
+        for dispute_id in disputes.dispute_answers_pending(older_than=RECONCILE_AFTER))
     return done
 
 
@@ -71,6 +80,18 @@ def received_reconcile(rail: rails.Rail, *, hours: float) -> int:
         logger.warning("payments.received_reconcile_rail_error", extra={"rail": rail.name})
         return 0
     return _record_new(rail.name, notifications)
+
+
+def disputes_reconcile(rail: rails.Rail) -> int:
+    """The rail's dispute cases of the last `DISPUTES_WINDOW`: new ones opened here, the others followed to where the
+    rail says they stand. How many cases named a charge of ours."""
+    end = timezone.now()
+    try:
+        cases = rail.disputes_list(start=end - DISPUTES_WINDOW, end=end)
+    except RailError:
+        logger.warning("payments.disputes_reconcile_rail_error", extra={"rail": rail.name})
+        return 0
+    return sum(disputes.dispute_rail_apply(case) is not None for case in cases)
 
 
 def pix_charges_reconcile(rail: rails.Rail) -> int:

@@ -24,6 +24,7 @@ from payments.models.core import (
 from payments.models.exceptions import (
     Dispute,
     DisputeKind,
+    DisputeRailAnswer,
     DisputeStatus,
     UnmatchedAction,
     UnmatchedKind,
@@ -33,9 +34,8 @@ from payments.models.exceptions import (
 )
 
 __all__ = [
-    "AccountKind", "BalanceAdjustment", "CardToken", "Dispute", "DisputeKind", "DisputeStatus", "LedgerAccount",
-    "LedgerEntry", "LedgerTransaction", "LineType", "Payin", "PayinStatus", "PaymentMethod", "Payout",
+    "AccountKind", "BalanceAdjustment", "CardToken", "Dispute", "DisputeKind", "DisputeRailAnswer", "DisputeStatus",
+    "LedgerAccount", "LedgerEntry", "LedgerTransaction", "LineType", "Payin", "PayinStatus", "PaymentMethod", "Payout",
     "PayoutDailyTotal", "PayoutStatus", "PixKeyType", "RailNotification", "Refund", "RefundStatus",
-    "SimulatorOperation", "UnmatchedAction", "UnmatchedKind", "UnmatchedPayment", "UnmatchedPolicy",
-    "UnmatchedStatus",
+    "SimulatorOperation", "UnmatchedAction", "UnmatchedKind", "UnmatchedPayment", "UnmatchedPolicy", "UnmatchedStatus",
 ]

@@ -93,6 +93,15 @@ class DisputeStatus(models.TextChoices):
     ACCEPTED = "ACCEPTED"
 
 
+class DisputeRailAnswer(models.TextChoices):
+    """Where the merchant's answer to a rail's case (evidence, or accepting it) stands with the rail."""
+
+    NONE = "", "No answer to send"
+    PENDING = "PENDING"  # committed here; the worker (or reconciliation) sends it under the case's id
+    SENT = "SENT"
+    REFUSED = "REFUSED"  # the rail would not take it (the case was closed first): its decision still comes
+
+
 class Dispute(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
     merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="disputes")
@@ -107,6 +116,7 @@ class Dispute(models.Model):
     evidence_submitted_at = models.DateTimeField(null=True, blank=True)
     # The rail's id of the case (Efí's MED infraction id), when the rail opened it.
     rail_reference = models.CharField(max_length=64, blank=True)
+    rail_answer = models.CharField(max_length=8, blank=True, choices=DisputeRailAnswer.choices)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -122,6 +132,7 @@ class Dispute(models.Model):
             models.Index(fields=["merchant", "livemode", "created_at", "id"], name="dispute_list"),
             models.Index(fields=["evidence_due_by"], name="dispute_due",
                          condition=Q(status__in=["OPEN", "UNDER_REVIEW"])),
+            models.Index(fields=["rail_reference"], name="dispute_rail_reference", condition=~Q(rail_reference="")),
         ]
 
     def __str__(self) -> str:

@@ -17,7 +17,8 @@ RAILS = {"simulator": "payments.rails.simulator", "efi": "payments.rails.efi"}
 # controls) pass through untouched.
 METERED_OPERATIONS = frozenset({"pix_charge_create", "pix_charge_cancel", "pix_charge_payments", "boleto_register",
                                 "card_authorize", "card_status", "refund_create", "refund_status", "payout_send",
-                                "payout_status", "notifications_confirm", "payments_received"})
+                                "payout_status", "notifications_confirm", "payments_received",
+                                "disputes_list", "dispute_answer"})
 
 
 class MeteredRail:

@@ -139,6 +139,8 @@ class ApiPixClient:
 
     @staticmethod
     def _json(response: requests.Response) -> dict:
+        if not response.content.strip():
+            return {}  # a 2xx with no body (204, or an action answered with an empty 200)
         try:
             data = response.json()
         except ValueError as exc:
@@ -179,12 +181,17 @@ class ApiPixClient:
 
     def pix_list(self, *, start: datetime, end: datetime, page_size: int = 100) -> Iterator[dict]:
         """Every Pix received in [start, end], page after page."""
+        return self.paged("/v2/pix", "pix", start=start, end=end, page_size=page_size)
+
+    def paged(self, path: str, items: str, *, start: datetime, end: datetime, page_size: int = 100) -> Iterator[dict]:
+        """Every item of a listing in [start, end] (the standard's `inicio`/`fim` and `paginacao`), page after
+        page: `items` names the list in each answer."""
         page = 0
         while True:
-            answer = self.call("GET", "/v2/pix", params={
+            answer = self.call("GET", path, params={
                 "inicio": timestamp_format(start), "fim": timestamp_format(end),
                 "paginacao.paginaAtual": page, "paginacao.itensPorPagina": page_size}) or {}
-            yield from answer.get("pix") or []
+            yield from answer.get(items) or []
             pages = ((answer.get("parametros") or {}).get("paginacao") or {}).get("quantidadeDePaginas", 0)
             page += 1
             if page >= int(pages or 0):

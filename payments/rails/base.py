@@ -85,6 +85,21 @@ class Notification:
     merchant_id: str = ""  # the sandbox's plays only: whose test-mode money a Pix naming no charge is
 
 
+@dataclass(frozen=True)
+class RailDispute:
+    """A dispute case as the rail holds it (a Pix MED infraction), in our words. `status`: OPEN (waiting for the
+    receiver's answer), UNDER_REVIEW (answered, the network decides), WON (rejected or dropped: the money stays) or
+    LOST (accepted: the money goes back to the payer). `answered`: the rail holds an answer of ours to it."""
+
+    reference: str
+    end_to_end_id: str
+    amount: int
+    status: str
+    reason: str = ""
+    due_by: datetime | None = None
+    answered: bool = False
+
+
 class Rail(Protocol):
     name: str
     # The methods it can charge; any other is refused with 400 payment_method_unavailable before anything is written.
@@ -140,3 +155,11 @@ class Rail(Protocol):
         """Every Pix the rail received in [start, end], with its devoluções, as notifications (reconciliation)."""
         ...
 
+    def disputes_list(self, *, start: datetime, end: datetime) -> list[RailDispute]:
+        """The dispute cases the rail opened in [start, end] against money we received, each as it stands now."""
+        ...
+
+    def dispute_answer(self, *, reference: str, accept: bool, text: str) -> None:
+        """The merchant's answer to a case: accept it (the money goes back) or contest it with `text`. A case that
+        was already answered is `RailRefused`: ask `disputes_list` where it stands."""
+        ...

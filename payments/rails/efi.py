@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from math import ceil
+from urllib.parse import quote
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from payments.rails.apipix import ApiPixClient, amount_format, amount_parse
 from payments.rails.base import (
@@ -26,6 +28,7 @@ from payments.rails.base import (
     InvalidNotification,
     Notification,
     OperationStatus,
+    RailDispute,
     RailRefused,
 )
 
@@ -37,6 +40,10 @@ REMOVED = ("REMOVIDA_PELO_USUARIO_RECEBEDOR", "REMOVIDA_PELO_PSP")
 # Efí's states of a devolução and of a sent Pix, in our words.
 DEVOLUCAO_STATUS = {"EM_PROCESSAMENTO": "PENDING", "DEVOLVIDO": "SUCCEEDED", "NAO_REALIZADO": "FAILED"}
 SEND_STATUS = {"EM_PROCESSAMENTO": "PENDING", "REALIZADO": "SUCCEEDED", "NAO_REALIZADO": "FAILED"}
+# Efí's states of a MED infraction against a Pix we received: open for our answer, answered (Efí's analysts decide),
+# accepted (the money goes back to the payer), rejected or cancelled by Efí (the money stays).
+INFRACAO_STATUS = {"ABERTA": "OPEN", "EM_DEFESA": "UNDER_REVIEW", "ACEITA": "LOST", "REJEITADA": "WON",
+                   "CANCELADA_EFI": "WON"}
 
 
 def rail_id(key: str) -> str:
@@ -227,6 +234,29 @@ class EfiRail:
     def payments_received(self, *, start: datetime, end: datetime) -> list[Notification]:
         return [notification for pix in self.client.pix_list(start=start, end=end)
                 for notification in self._pix_notifications(pix)]
+
+    # --- MED: infractions against Pix we received --------------------------------------------------------------------
+    def disputes_list(self, *, start: datetime, end: datetime) -> list[RailDispute]:
+        cases = []
+        for infracao in self.client.paged("/v2/gn/infracoes", "infracoes", start=start, end=end):
+            status = INFRACAO_STATUS.get(str(infracao.get("status", "")))
+            if status is None:
+                logger.warning("rails.infraction_status_unknown",
+                               extra={"rail": self.name, "status": str(infracao.get("status", ""))[:40]})
+                continue
+            analysis = infracao.get("dadosAnalise") or {}
+            due_by = parse_datetime(str(analysis.get("prazoFinalizacao") or ""))
+            cases.append(RailDispute(
+                reference=str(infracao["idInfracao"]), end_to_end_id=str(infracao.get("endToEndId") or ""),
+                amount=amount_parse(infracao["valor"]), status=status,
+                reason=str(infracao.get("tipoSituacao") or infracao.get("razao") or "")[:100],
+                due_by=due_by if due_by is None or due_by.tzinfo else due_by.replace(tzinfo=UTC),
+                answered=bool(infracao.get("defesa") or analysis.get("recebimentoDefesa"))))
+        return cases
+
+    def dispute_answer(self, *, reference: str, accept: bool, text: str) -> None:
+        self.client.call("POST", f"/v2/gn/infracoes/{quote(reference, safe='')}/defesa",
+                         body={"analise": "aceito" if accept else "rejeitado", "justificativa": text})
 
     def notification_parse(self, body: bytes) -> Notification:
         """A stored row: the confirmed notification, as `notifications.notification_record` keeps it."""

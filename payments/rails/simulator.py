@@ -21,7 +21,14 @@ from django.utils import timezone
 from config.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
-from payments.rails.base import CardData, CardResult, InvalidNotification, Notification, OperationStatus
+from payments.rails.base import (
+    CardData,
+    CardResult,
+    InvalidNotification,
+    Notification,
+    OperationStatus,
+    RailDispute,
+)
 
 
 class SimulatorRail:
@@ -171,6 +178,12 @@ class SimulatorRail:
 
     def payments_received(self, *, start: datetime, end: datetime) -> list[Notification]:
         return []
+
+    def disputes_list(self, *, start: datetime, end: datetime) -> list[RailDispute]:
+        return []  # the sandbox opens and decides its disputes itself (POST /sandbox/disputes/{id}/simulate)
+
+    def dispute_answer(self, *, reference: str, accept: bool, text: str) -> None:
+        return None
 
     # --- Sandbox: the outside world ----------------------------------------------------------------------------------
     def simulate_payment(self, *, key: str, livemode: bool, amount: int, txid: str = "",

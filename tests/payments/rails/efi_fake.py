@@ -52,7 +52,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from payments.formats.pix import crc16, tlv
 
 ERROR_BASE = "https://pix.bcb.gov.br/api/v2/error/"
-SCOPE = "cob.write cob.read pix.write pix.read webhook.write webhook.read gn.pix.send.read gn.pix.send.write"
+SCOPE = ("cob.write cob.read pix.write pix.read webhook.write webhook.read gn.pix.send.read gn.pix.send.write "
+         "gn.infractions.read gn.infractions.write")
 CLIENT_COMMON_NAME = "pagamentos-test-client"
 EFI_ISPB = "09089356"  # the ISPB in the e2eids of Pix that leave through Efí (sends and devoluções)
 PAYER_ISPB = "60701190"  # the payer's bank in the e2eids of Pix that arrive
@@ -70,6 +71,12 @@ EM_PROCESSAMENTO = "EM_PROCESSAMENTO"
 REALIZADO = "REALIZADO"
 NAO_REALIZADO = "NAO_REALIZADO"
 DEVOLVIDO = "DEVOLVIDO"
+# A MED infraction: open for the receiver's answer, answered, then decided (or cancelled by Efí).
+ABERTA = "ABERTA"
+EM_DEFESA = "EM_DEFESA"
+ACEITA = "ACEITA"
+REJEITADA = "REJEITADA"
+CANCELADA_EFI = "CANCELADA_EFI"
 
 _TXID = re.compile(r"[a-zA-Z0-9]{26,35}")
 _ID = re.compile(r"[a-zA-Z0-9]{1,35}")
@@ -341,6 +348,8 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("PUT", r"/v3/gn/pix/(?P<id_envio>[^/]+)", "_send_create"),
         ("GET", r"/v2/gn/pix/enviados/id-envio/(?P<id_envio>[^/]+)", "_send_read"),
         ("GET", r"/v2/gn/pix/enviados/(?P<e2eid>[^/]+)", "_send_read_by_e2eid"),
+        ("GET", r"/v2/gn/infracoes", "_infracao_list"),
+        ("POST", r"/v2/gn/infracoes/(?P<id_infracao>[^/]+)/defesa", "_infracao_defesa"),
         ("PUT", r"/v2/webhook/(?P<chave>[^/]+)", "_webhook_put"),
         ("GET", r"/v2/webhook/(?P<chave>[^/]+)", "_webhook_get"),
         ("DELETE", r"/v2/webhook/(?P<chave>[^/]+)", "_webhook_delete"),
@@ -367,6 +376,7 @@ class FakeEfi:
         self.received: dict[str, Json] = {}
         self.sends: dict[str, Json] = {}
         self.devolucoes: dict[str, dict[str, Json]] = {}
+        self.infracoes: dict[str, Json] = {}  # MED infractions against Pix we received, by idInfracao
         self.webhooks: dict[str, Json] = {}
         self.webhook_skip_mtls_checking: dict[str, str | None] = {}  # header x-skip-mtls-checking as registered
 
@@ -375,6 +385,7 @@ class FakeEfi:
         self.deliveries: list[Json] = []
         self.send_attempts: Counter[str] = Counter()  # PUTs per idEnvio, refused repeats included
         self.sends_created: Counter[str] = Counter()  # sends actually made per idEnvio: never above 1
+        self.defences: list[Json] = []  # answers to infractions the bank took: (idInfracao, analise, justificativa)
         self.token_requests = 0
         self.errors: list[str] = []  # tracebacks of bugs in the fake itself (answered 500)
         self.connection_errors: list[str] = []  # refused handshakes and dropped connections
@@ -563,6 +574,36 @@ class FakeEfi:
         if body is not None:
             self._deliver(body)
         return body is not None
+
+    def open_infraction(self, e2eid: str, *, amount: int | None = None, days_to_answer: int = 7,
+                        situation: str = "golpe") -> str:
+        """The payer's bank reports a Pix we received through MED: an infraction ABERTA for our answer; its id."""
+        with self._lock:
+            pix = self._pix_lookup(e2eid)
+            now = self.now()
+            id_infracao = _random_alphanumeric(32)
+            self.infracoes[id_infracao] = {
+                "idInfracao": id_infracao, "endToEndId": e2eid, "protocolo": _random_alphanumeric(20),
+                "dataTransacao": pix["horario"], "valor": from_cents(amount) if amount else pix["valor"],
+                "chave": self.pix_key, "status": ABERTA, "razao": "Solicitação de devolução por fraude",
+                "tipoSituacao": situation, "identificadorTicket": [len(self.infracoes) + 1],
+                "dadosAnalise": {"abertura": rfc3339(now),
+                                 "prazoFinalizacao": rfc3339(now + timedelta(days=days_to_answer))},
+                "origem": {"nomeParticipante": "BANCO DO PAGADOR", "conta": "12345-6",
+                           "nome": pix.get("pagador", {}).get("nome", "Pagador"), "documento": "***.456.789-**"},
+                "destino": {"nomeParticipante": "EFI S.A.", "conta": "98765-4", "nome": MERCHANT_NAME,
+                            "documento": "**.345.678/0001-**"},
+                "criadoEm": rfc3339(now), "atualizadoEm": rfc3339(now)}
+            return id_infracao
+
+    def decide_infraction(self, id_infracao: str, status: str, *, reason: str = "Análise concluída") -> None:
+        """Efí's analysts decide (ACEITA: the money goes back to the payer; REJEITADA) or Efí cancels it."""
+        assert status in (ACEITA, REJEITADA, CANCELADA_EFI), status
+        with self._lock:
+            infracao = self.infracoes[id_infracao]
+            now = rfc3339(self.now())
+            infracao.update(status=status, justificativaAnalista=reason, atualizadoEm=now)
+            infracao["dadosAnalise"]["finalizacao"] = now
 
     def pix_view(self, e2eid: str) -> Json:
         """A received Pix as GET /v2/pix/{e2eid} answers it."""
@@ -901,7 +942,9 @@ class FakeEfi:
             self._pix_lookup(request.params["e2eid"])
             return 200, self._pix_view(request.params["e2eid"])
 
-    def _pix_list(self, request: _Request) -> tuple[int, Json]:
+    @staticmethod
+    def _listing(request: _Request) -> tuple[datetime, datetime, int, int]:
+        """A listing's query as the standard has it: `inicio` and `fim` (RFC 3339, required) and `paginacao`."""
         violacoes: list[dict[str, str]] = []
         bounds: dict[str, datetime] = {}
         for name in ("inicio", "fim"):
@@ -918,17 +961,60 @@ class FakeEfi:
                 paging[name] = int(text)
         if violacoes:
             raise _invalid("RequisicaoInvalida", "Requisição inválida", violacoes)
+        return bounds["inicio"], bounds["fim"], paging["paginaAtual"], paging["itensPorPagina"]
+
+    @staticmethod
+    def _page(request: _Request, items: str, matching: list[Json], page: int, size: int) -> Json:
+        return {"parametros": {"inicio": request.query["inicio"], "fim": request.query["fim"], "paginacao": {
+            "paginaAtual": page, "itensPorPagina": size, "quantidadeDePaginas": math.ceil(len(matching) / size),
+            "quantidadeTotalDeItens": len(matching)}}, items: matching[page * size:(page + 1) * size]}
+
+    def _pix_list(self, request: _Request) -> tuple[int, Json]:
+        start, end, page, size = self._listing(request)
         with self._lock:
             matching = sorted((pix for pix in self.received.values()
-                               if bounds["inicio"] <= parse_rfc3339(pix["horario"]) <= bounds["fim"]
+                               if start <= parse_rfc3339(pix["horario"]) <= end
                                and ("txid" not in request.query or pix.get("txid") == request.query["txid"])),
                               key=lambda pix: parse_rfc3339(pix["horario"]))
-            start = paging["paginaAtual"] * paging["itensPorPagina"]
-            page = [self._pix_view(pix["endToEndId"]) for pix in matching[start:start + paging["itensPorPagina"]]]
-        return 200, {"parametros": {"inicio": request.query["inicio"], "fim": request.query["fim"], "paginacao": {
-            "paginaAtual": paging["paginaAtual"], "itensPorPagina": paging["itensPorPagina"],
-            "quantidadeDePaginas": math.ceil(len(matching) / paging["itensPorPagina"]),
-            "quantidadeTotalDeItens": len(matching)}}, "pix": page}
+            views = [self._pix_view(pix["endToEndId"]) for pix in matching[page * size:(page + 1) * size]]
+        body = self._page(request, "pix", matching, page, size)
+        body["pix"] = views
+        return 200, body
+
+    def _infracao_list(self, request: _Request) -> tuple[int, Json]:
+        start, end, page, size = self._listing(request)
+        with self._lock:
+            matching = sorted((copy.deepcopy(infracao) for infracao in self.infracoes.values()
+                               if start <= parse_rfc3339(infracao["criadoEm"]) <= end),
+                              key=lambda infracao: infracao["criadoEm"])
+        return 200, self._page(request, "infracoes", matching, page, size)
+
+    def _infracao_defesa(self, request: _Request) -> tuple[int, None]:
+        id_infracao = request.params["id_infracao"]
+        body = request.body if isinstance(request.body, dict) else {}
+        violacoes: list[dict[str, str]] = []
+        if body.get("analise") not in ("aceito", "rejeitado"):
+            violacoes.append(_violation("Informe aceito ou rejeitado.", "analise"))
+        justificativa = body.get("justificativa")
+        if not isinstance(justificativa, str) or not justificativa.strip():
+            violacoes.append(_violation("Informe a justificativa.", "justificativa"))
+        if violacoes:
+            raise _invalid("InfracaoOperacaoInvalida", "Defesa inválida", violacoes)
+        with self._lock:
+            infracao = self.infracoes.get(id_infracao)
+            if infracao is None:
+                raise problem(404, "InfracaoNaoEncontrada", "Infração não encontrada",
+                              f"Nenhuma infração com o id {id_infracao}.")
+            if infracao["status"] != ABERTA:
+                raise problem(400, "InfracaoOperacaoInvalida", "Infração não está aberta",
+                              f"A infração está {infracao['status']}: a defesa não pode ser enviada.")
+            now = rfc3339(self.now())
+            accepted = body["analise"] == "aceito"
+            infracao.update(status=ACEITA if accepted else EM_DEFESA, defesa=justificativa, atualizadoEm=now)
+            infracao["dadosAnalise"]["recebimentoDefesa"] = now
+            self.defences.append({"idInfracao": id_infracao, "analise": body["analise"],
+                                  "justificativa": justificativa})
+        return 200, None
 
     def _devolucao_create(self, request: _Request) -> tuple[int, Json]:
         e2eid, devolucao_id = request.params["e2eid"], request.params["devolucao_id"]
