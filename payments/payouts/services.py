@@ -30,6 +30,7 @@ from config.celery import task_enqueue
 from config.codes import random_code
 from config.dates import sao_paulo_today
 from config.errors import DomainError, InvalidState, NotFound
+from config.ids import uuid7
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
@@ -108,21 +109,8 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
             event_record(merchant=merchant, livemode=livemode, type="payout.created", obj=payout_serialize(payout),
                          previous_status=None, webhook_url=payout.webhook_url or None,
                          rows=(payout, audit(payout)) if audit else (payout,))
-            accounts = ledger.lock(merchant=merchant, livemode=livemode)
-            used = _daily_total_add(payout, amount)
-            if used > daily_max:
-                raise PayoutLimitExceeded(
-                    gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
-                        "used": used, "daily_max": daily_max}, param="amount")
-            if accounts[AccountKind.AVAILABLE].balance < amount + fee:
-                raise InsufficientBalance()
-            ledger.post(merchant=merchant, livemode=livemode, object_type="payout", object_id=str(payout.id),
-                        reference_id=payout.reference_id, description=f"Pix payout to {payout.pix_key_type} key",
-                        accounts=accounts, legs=[
-                            Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
-                            Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
-                            Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
-                        ])
+            # Last, right before COMMIT: the decision under the merchant's ledger lock.
+            _reserve(payout, daily_max=daily_max)
             transaction.on_commit(_dispatch_soon)
     except IntegrityError:
         existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
@@ -134,6 +122,43 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
             "message": gettext("A payout with this referenceId already exists."),
             "existingId": str(existing)}]) from None
     return payout
+
+
+def _reserve(payout: Payout, *, daily_max: int) -> None:
+    """Under the merchant's ledger lock: the day's total with the payout (refused past `daily_max`), the balance
+    (refused below amount + fee) and amount + fee moved from available to in flight. On PostgreSQL this is one call of
+    the server-side function `payments_payout_reserve` (migration 0010), so the lock is held for one round trip before
+    COMMIT; elsewhere (SQLite) the same steps in Python. The payout tests run against both."""
+    amount, fee = payout.amount, payout.fee
+    description = f"Pix payout to {payout.pix_key_type} key"
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_RESERVE_SQL, [
+                payout.merchant_id, payout.livemode, payout.local_date, amount, fee, daily_max, uuid7(),
+                str(payout.id), payout.reference_id, description[:255], timezone.now()])
+            outcome, used = cursor.fetchone()
+    else:
+        accounts = ledger.lock(merchant=payout.merchant, livemode=payout.livemode)
+        used = _daily_total_add(payout, amount)
+        outcome = ("limit" if used > daily_max else
+                   "balance" if accounts[AccountKind.AVAILABLE].balance < amount + fee else "ok")
+        if outcome == "ok":
+            ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout",
+                        object_id=str(payout.id), reference_id=payout.reference_id, description=description,
+                        accounts=accounts, legs=[
+                            Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
+                            Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
+                            Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
+                        ])
+    if outcome == "limit":
+        raise PayoutLimitExceeded(
+            gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
+                "used": used, "daily_max": daily_max}, param="amount")
+    if outcome == "balance":
+        raise InsufficientBalance()
+
+
+_RESERVE_SQL = "SELECT outcome, day_total FROM payments_payout_reserve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 
 
 def _daily_total_add(payout: Payout, amount: int) -> int:

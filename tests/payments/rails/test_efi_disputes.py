@@ -241,7 +241,7 @@ def test_an_infraction_against_a_pix_that_paid_no_charge_opens_nothing_and_is_lo
 
 
 def test_the_banks_case_has_no_local_deadline_the_bank_decides(efi, live):
-    _, reference = infraction(efi, live)
+    infraction(efi, live)
     reconcile()
     dispute = Dispute.objects.get()
 
