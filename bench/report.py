@@ -244,6 +244,56 @@ def compare_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+# --- Ours vs the textbook peer (run.py --peer) ------------------------------------------------------------------------
+PEER_COLUMNS = ("endpoint", "req/s ours", "req/s peer", "ours/peer", "p99 ms ours", "p99 ms peer",
+                "CPU ms/req ours", "CPU ms/req peer", "ours/peer by CPU")
+
+
+def _ratio(mine: float | None, theirs: float | None) -> float | None:
+    return round(mine / theirs, 3) if mine and theirs else None
+
+
+def peer_compare(ours: list[dict], peer: list[dict]) -> list[dict]:
+    """Per scenario the peer serves, both servers' figures and ours over the peer's: req/s, by round (each round
+    measured both back to back) and from CPU per request (the peer's cost over ours: higher is better for us)."""
+    theirs = {row["name"]: row for row in peer}
+    rows = []
+    for mine in ours:
+        other = theirs.get(mine["name"])
+        if other is None:
+            continue
+        rows.append({
+            "name": mine["name"],
+            "rps_ours": mine["rps"], "rps_peer": other["rps"], "ratio": _ratio(mine["rps"], other["rps"]),
+            "ratio_by_round": [_ratio(*pair) for pair in zip(mine["rps_by_round"], other["rps_by_round"],
+                                                               strict=True)],
+            "p99_ms_ours": mine["p99_ms"], "p99_ms_peer": other["p99_ms"],
+            "cpu_ms_per_request_ours": mine["cpu_ms_per_request"],
+            "cpu_ms_per_request_peer": other["cpu_ms_per_request"],
+            "cpu_ratio": _ratio(other["cpu_ms_per_request"], mine["cpu_ms_per_request"]),
+            "errors_ours": mine["errors"], "errors_peer": other["errors"],
+        })
+    return rows
+
+
+def peer_table(rows: list[dict]) -> str:
+    return _grid(PEER_COLUMNS, [(row["name"], _number(row["rps_ours"], 1), _number(row["rps_peer"], 1),
+                                 _number(row["ratio"], 2), _number(row["p99_ms_ours"], 2),
+                                 _number(row["p99_ms_peer"], 2), _number(row["cpu_ms_per_request_ours"], 2),
+                                 _number(row["cpu_ms_per_request_peer"], 2), _number(row["cpu_ratio"], 2))
+                                for row in rows])
+
+
+def peer_lines(rows: list[dict]) -> list[str]:
+    lines = []
+    for row in rows:
+        line = f"  {row['name']}: ours/peer by round " + " ".join(_number(value, 2) for value in row["ratio_by_round"])
+        if row["errors_ours"] or row["errors_peer"]:
+            line += f"; errors ours {row['errors_ours']:,}, peer {row['errors_peer']:,}"
+        lines.append(line)
+    return lines
+
+
 def write_json(path: Path, meta: dict, rows: list[dict], **extra: list[dict]) -> None:
     """`extra`: run.py --compare's "before" rows and "comparison", beside this tree's "results"."""
     path.parent.mkdir(parents=True, exist_ok=True)

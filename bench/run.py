@@ -2,6 +2,7 @@
 p50 and p99, and its ratio to a baseline measured in the same run (see bench/README.md).
 
     .venv/bin/python bench/run.py [--duration 10] [--concurrency 8] [--scenario NAME ...] [--strict] [--compare REF]
+                                  [--peer]
 
 Exit status: 0 when the bench ran (a missed target is printed as MISSED), 1 with --strict and a missed target,
 2 when the harness itself failed, 130 when interrupted. gunicorn is stopped (and --compare's worktree removed) in
@@ -23,7 +24,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +34,9 @@ from load import machine_busy
 from scenarios import Scenario
 from server import (
     DATABASE,
+    PEER_DATABASE,
+    PEER_DIR,
+    PEER_WSGI,
     ROOT,
     ApiClient,
     Gunicorn,
@@ -41,7 +45,9 @@ from server import (
     ServerConfig,
     analyze,
     kill_group,
+    peer_env,
     prepare_data,
+    prepare_peer_data,
     recreate_database,
     reset_redis,
     service_env,
@@ -76,8 +82,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--compare", metavar="REF",
                         help="also serve the git commit-ish REF from a temporary worktree and measure both, "
                              "alternating: before (REF) and after (this tree)")
+    parser.add_argument("--peer", action="store_true",
+                        help="also serve the textbook peer (bench/peer/) and measure the scenarios it serves on both, "
+                             "alternating: ours and the peer")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args(argv)
+    if args.peer and args.compare:
+        parser.error("--peer and --compare are separate runs")
     if args.duration <= 0 or args.warmup < 0 or min(args.concurrency, args.client_procs, args.workers,
                                                      args.threads, args.rounds) < 1:
         parser.error("duration must be > 0, warmup >= 0, and the counts >= 1")
@@ -112,6 +123,8 @@ class Side:
     database: str = DATABASE
     redis_dbs: tuple[int, int] = (3, 4)
     log_name: str = "gunicorn.log"
+    title: str = ""  # how progress lines name it ("ours" beside the peer); the label when empty
+    peer: bool = False  # the textbook peer (bench/peer/): only the scenarios marked `peer`, no setups
     server: Gunicorn | None = None
     pair: KeyPair | None = None
     values: dict[str, str] = field(default_factory=dict)  # what its setups made
@@ -119,13 +132,19 @@ class Side:
 
 def start(side: Side, config: ServerConfig, stack: ExitStack, *, labelled: bool) -> None:
     """A fresh database, migrated with the side's own manage.py, its merchant and key pair, then its gunicorn, which
-    `stack` stops whatever happens next."""
-    env = service_env(side.database, side.redis_dbs)
-    label = f" {side.label} ({side.root})" if labelled else ""
+    `stack` stops whatever happens next. The peer: its own project, database and seed (funded merchants), served
+    with the same gunicorn options."""
+    label = f" {side.title or side.label} ({PEER_DIR if side.peer else side.root})" if labelled else ""
     print(f"setting up{label}: database {side.database}, migrate, merchant and test key", flush=True)
     recreate_database(side.database)
-    reset_redis(side.redis_dbs)
-    side.pair = prepare_data(env, side.root)
+    if side.peer:
+        env = peer_env(side.database)
+        side.pair, side.values = prepare_peer_data(env, scenario_list.PAYOUT_MERCHANTS)
+        config = replace(config, wsgi=PEER_WSGI, chdir=str(PEER_DIR))
+    else:
+        env = service_env(side.database, side.redis_dbs)
+        reset_redis(side.redis_dbs)
+        side.pair = prepare_data(env, side.root)
     side.server = Gunicorn(config, env, RESULTS / side.log_name, side.root)
     stack.callback(side.server.stop)
     side.server.start()
@@ -185,17 +204,23 @@ def measure_all(scenarios: list[Scenario], sides: list[Side],
     every scenario of one round rather than all of one scenario's time. With two sides, each scenario runs on one
     then the other within the round, never both at once. Returns each side's parts by scenario."""
     for side in sides:
-        side.values = run_setups(scenarios, side)
+        if side.peer:
+            analyze(side.database)  # its seed made the data the setups make on the service
+        else:
+            side.values = run_setups(scenarios, side)
     duration = args.duration / args.rounds
-    parts = {side.label: {scenario.name: [] for scenario in scenarios} for side in sides}
+    parts = {side.label: {scenario.name: [] for scenario in scenarios if scenario.peer or not side.peer}
+             for side in sides}
     for round_number in range(1, args.rounds + 1):
         # The first round warms each code path up (imports, connections, caches); later ones only reconnect.
         warmup = args.warmup if round_number == 1 else min(args.warmup, LATER_WARMUP)
         for scenario in scenarios:
             for side in sides:
+                if scenario.name not in parts[side.label]:
+                    continue  # a scenario the peer does not serve
                 part = measure(scenario, side, args, duration=duration, warmup=warmup)
                 parts[side.label][scenario.name].append(part)
-                label = f" ({side.label})" if len(sides) > 1 else ""
+                label = f" ({side.title or side.label})" if len(sides) > 1 else ""
                 print(progress(part, round_number, args.rounds, label), flush=True)
                 if side.server.process.poll() is not None:
                     raise HarnessError(f"gunicorn{label} died during {scenario.name}:\n{side.server.log_tail()}")
@@ -244,19 +269,23 @@ def resolve(ref: str) -> str:
 
 def run(args: argparse.Namespace, scenarios: list[Scenario], config: ServerConfig,
         base: str | None = None) -> tuple[dict[str, dict[str, list[dict]]], float]:
-    """Set up, start gunicorn (with `base`, a commit, also one serving it from a worktree), measure; every gunicorn
-    is stopped and the worktree removed whatever happens. Returns the parts by side ("after" is this tree, "before"
-    the base) and how busy the machine was before the load started."""
+    """Set up, start gunicorn (with `base`, a commit, also one serving it from a worktree; with --peer, also the
+    textbook peer), measure; every gunicorn is stopped and the worktree removed whatever happens. Returns the parts
+    by side ("after" is this tree, "before" the base, "peer" the peer) and how busy the machine was before the load
+    started."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
-        sides = [Side("after", ROOT)]
+        sides = [Side("after", ROOT, title="ours" if args.peer else "")]
         if base:
             sides.insert(0, Side("before", stack.enter_context(worktree(base)), BASE_DATABASE, BASE_REDIS_DBS,
                                  "gunicorn-base.log"))
+        if args.peer:
+            sides.append(Side("peer", ROOT, PEER_DATABASE, log_name="gunicorn-peer.log", peer=True))
         for side in sides:
             start(side, config, stack, labelled=len(sides) > 1)
         idle_busy = machine_busy(1.0)
-        where = ", ".join(f"127.0.0.1:{side.server.port}" + (f" ({side.label})" if base else "") for side in sides)
+        where = ", ".join(f"127.0.0.1:{side.server.port}" + (f" ({side.title or side.label})" if len(sides) > 1
+                                                              else "") for side in sides)
         print(f"{config.describe()} on {where}; {args.concurrency} connections, "
               f"{args.client_procs} client process(es); {args.rounds} round(s) of {args.duration / args.rounds:g}s "
               f"per scenario; machine {idle_busy:.2f} cores busy before start", flush=True)
@@ -268,6 +297,7 @@ def meta(args: argparse.Namespace, config: ServerConfig, base: str | None = None
         "finishedAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _git_commit(),
         **({"compare": {"ref": args.compare, "commit": base}} if base else {}),
+        **({"peer": "bench/peer (textbook Django + DRF), same gunicorn options"} if args.peer else {}),
         "server": config.describe() + (" serving bench/floor.py" if args.floor else ""),
         "duration": args.duration, "rounds": args.rounds, "warmup": args.warmup, "concurrency": args.concurrency,
         "clientProcs": args.client_procs, "cpus": os.cpu_count(), "python": platform.python_version(),
@@ -308,6 +338,19 @@ def print_comparison(sides: dict[str, list[dict]], idle_busy: float, before: str
     return changes
 
 
+def print_peer(ours: list[dict], peer: list[dict], idle_busy: float) -> list[dict]:
+    """Both reports, then per scenario the service's figures beside the peer's and their ratio: that table's rows."""
+    for title, rows in (("ours: this tree", ours), ("peer: bench/peer, Django + DRF the textbook way", peer)):
+        print(f"\n=== {title} ===")
+        print_report(rows, idle_busy)
+    sides = report.peer_compare(ours, peer)
+    print("\n=== ours vs the textbook peer (same requests, same gunicorn, alternating windows) ===\n")
+    print(report.peer_table(sides))
+    print()
+    print("\n".join(report.peer_lines(sides)))
+    return sides
+
+
 def _terminate(signum: int, frame: object) -> None:
     # SIGTERM (e.g. from CI) takes the same path as Ctrl-C, so the finally blocks stop gunicorn.
     raise KeyboardInterrupt
@@ -326,11 +369,14 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         base = resolve(args.compare) if args.compare else None
         parts, idle_busy = run(args, scenarios, config, base)
-        sides = {label: report.judge(scenarios, side_parts) for label, side_parts in parts.items()}
+        sides = {label: report.judge([scenario for scenario in scenarios if scenario.name in side_parts], side_parts)
+                 for label, side_parts in parts.items()}  # the peer: only the scenarios it serves
         rows, extra = sides["after"], {}
         if base:
             extra = {"before": sides["before"],
                      "comparison": print_comparison(sides, idle_busy, f"{args.compare} = {base}")}
+        elif args.peer:
+            extra = {"peer": sides["peer"], "peerComparison": print_peer(rows, sides["peer"], idle_busy)}
         else:
             print_report(rows, idle_busy)
         report.write_json(RESULTS / "latest.json",

@@ -39,6 +39,9 @@ class Scenario:
     setup: Callable[[ApiClient], dict[str, str]] | None = None
     # Served only by `run.py --floor` (bench/floor.py): what an endpoint cannot cost less than on this machine.
     floor: bool = False
+    # Also measured against the textbook peer (bench/peer/, `run.py --peer`), which serves the same request: the
+    # peer's own seed makes what the setup would (a funded merchant), so the setup runs only on the service.
+    peer: bool = False
 
     @property
     def is_static(self) -> bool:
@@ -158,15 +161,16 @@ _PAIRS: list[str] | None = None
 
 SCENARIOS: list[Scenario] = [
     # The yardstick: a bare Django JsonResponse, no auth, no database. Everything else is a share of it.
-    Scenario(name="GET /ping", method="GET", path="/ping"),
-    Scenario(name="GET /account", method="GET", path="/account", auth=True, baseline="GET /ping", target=0.60),
+    Scenario(name="GET /ping", method="GET", path="/ping", peer=True),
+    Scenario(name="GET /account", method="GET", path="/account", auth=True, baseline="GET /ping", target=0.60,
+             peer=True),
     # Pay-in (issue 4): creation per method, and the reads, against GET /account (authentication and its one Redis
     # round trip, no database): the ratio is what the pay-in machinery costs on top of an authenticated request.
     Scenario(name="POST /payin PIX", method="POST", path="/payin", auth=True, body=payin_body("PIX"),
-             expect=frozenset({201}), baseline="GET /account", target=0.50, p99_ms_max=50),
+             expect=frozenset({201}), baseline="GET /account", target=0.50, p99_ms_max=50, peer=True),
     # The same with an Idempotency-Key (a fresh one per request): the claim row and the stored response on top.
     Scenario(name="POST /payin PIX idempotent", method="POST", path="/payin", auth=True, body=payin_body("PIX"),
-             headers=idempotency_headers, expect=frozenset({201}), baseline="GET /account"),
+             headers=idempotency_headers, expect=frozenset({201}), baseline="GET /account", peer=True),
     Scenario(name="POST /payin BOLETO", method="POST", path="/payin", auth=True, body=payin_body("BOLETO"),
              expect=frozenset({201}), baseline="GET /account"),
     # The simulator rail approves the test card in-process: PAID, a card token and a ledger movement per request.
@@ -179,10 +183,11 @@ SCENARIOS: list[Scenario] = [
     # Payouts (issue 5): every payout of one merchant locks that merchant's balance (the hot row), so they are
     # serialized; spread over merchants they are not.
     Scenario(name="POST /payout hot merchant", method="POST", path="/payout", auth=True, body=payout_body(),
-             setup=hot_merchant_setup, expect=frozenset({201}), baseline="GET /account", target=0.40),
+             setup=hot_merchant_setup, expect=frozenset({201}), baseline="GET /account", target=0.40,
+             peer=True),
     Scenario(name="POST /payout 8 merchants", method="POST", path="/payout", body=payout_body(),
              headers=many_merchants_headers, setup=merchants_setup, expect=frozenset({201}),
-             baseline="GET /account"),
+             baseline="GET /account", peer=True),
     # Floors (bench/floor.py, `run.py --floor`): the same bodies, to endpoints that only authenticate, read the body
     # and write what the real endpoint must write, with SQL and parameters prepared once.
     Scenario(name="FLOOR POST, no database", method="POST", path="/floor/post", auth=True, body=payin_body("PIX"),

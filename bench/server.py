@@ -27,6 +27,10 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
 HOST = "127.0.0.1"
 DATABASE = "pagamentos_bench"
+# The textbook peer (bench/peer/, `run.py --peer`): its own Django project and database.
+PEER_DIR = ROOT / "bench" / "peer"
+PEER_DATABASE = "pagamentos_bench_peer"
+PEER_WSGI = "textbook.wsgi:application"
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 MERCHANT_EMAIL = "bench@example.com"
 COMMAND_TIMEOUT = 300  # migrate on a cold machine is the slowest step
@@ -45,6 +49,7 @@ class ServerConfig:
     worker_class: str
     threads: int
     wsgi: str = "config.wsgi:application"  # bench/floor.py's application with --floor
+    chdir: str | None = None  # gunicorn's --chdir: where `wsgi` is imported from (the peer's bench/peer)
 
     def describe(self) -> str:
         threads = f" x {self.threads} threads" if self.worker_class == "gthread" else ""
@@ -119,11 +124,11 @@ def analyze(database: str | None = None) -> None:
         raise HarnessError(f"cannot analyze database {database}: {error}") from error
 
 
-def manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
-    """Run one manage.py command of the tree at `root` (another one: `run.py --compare`'s worktree); its stdout, or
-    a HarnessError carrying its stderr."""
+def manage(env: dict[str, str], *args: str, root: Path = ROOT, cwd: Path | None = None) -> str:
+    """Run one manage.py command of the tree at `root` (another one: `run.py --compare`'s worktree), or with that
+    tree's Python the manage.py in `cwd` (the peer's); its stdout, or a HarnessError carrying its stderr."""
     try:
-        done = subprocess.run([str(root / PYTHON.relative_to(ROOT)), "manage.py", *args], cwd=root, env=env,
+        done = subprocess.run([str(root / PYTHON.relative_to(ROOT)), "manage.py", *args], cwd=cwd or root, env=env,
                               capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as error:
         raise HarnessError(f"manage.py {args[0]} took over {COMMAND_TIMEOUT}s") from error
@@ -144,6 +149,35 @@ def prepare_data(env: dict[str, str], root: Path = ROOT) -> KeyPair:
         return KeyPair(public_key=pair["publicKey"], secret_key=pair["secretKey"])
     except (IndexError, ValueError, KeyError) as error:
         raise HarnessError(f"createapikey printed no key pair: {output[-500:]!r}") from error
+
+
+def peer_env(database: str = PEER_DATABASE) -> dict[str, str]:
+    """The environment of the textbook peer's manage.py and gunicorn (bench/peer/textbook/settings.py)."""
+    env = dict(os.environ)
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "textbook.settings",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
+        "DEBUG": "false",
+        "LOG_LEVEL": "WARNING",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SECRET_KEY": secrets.token_urlsafe(50),  # the key digests derive from it: one per run, like the service's
+        "PYTHONUNBUFFERED": "1",
+    })
+    env.pop("API_KEY_DIGEST_KEY", None)
+    return env
+
+
+def prepare_peer_data(env: dict[str, str], merchants: int) -> tuple[KeyPair, dict[str, str]]:
+    """The peer's schema, its bench merchant with a test key pair and a funded balance, and `merchants` more (the
+    values of the many-merchants scenario's `merchant_pairs`)."""
+    manage(env, "migrate", "--noinput", "-v", "0", cwd=PEER_DIR)
+    output = manage(env, "peer_seed", "--merchants", str(merchants), cwd=PEER_DIR)
+    try:
+        made = json.loads(output.strip().splitlines()[-1])
+        pair = KeyPair(public_key=made["publicKey"], secret_key=made["secretKey"])
+    except (IndexError, ValueError, KeyError) as error:
+        raise HarnessError(f"peer_seed printed no key pair: {output[-500:]!r}") from error
+    return pair, {"merchant_pairs": made["merchantPairs"]}
 
 
 # --- gunicorn --------------------------------------------------------------------------------------------------------
@@ -175,6 +209,8 @@ class Gunicorn:
             "--graceful-timeout", "5",
             "--no-control-socket",  # gunicorn 27 would otherwise create ~/.gunicorn/gunicorn.ctl
         ]
+        if self.config.chdir:
+            command += ["--chdir", self.config.chdir]
         if self.config.worker_class == "gthread":
             command += ["--threads", str(self.config.threads)]
         if Path("/dev/shm").is_dir():
