@@ -1,0 +1,15 @@
+"""gunicorn's settings for the web processes, read by `gunicorn config.wsgi:application` from the working directory
+(the systemd unit's WorkingDirectory; command-line flags override them).
+
+Chosen by measurement (issue 17, goal 7; README, "Performance", and bench/README.md, "Why these defaults"): sync
+workers, one more than the machine's cores. On the 2-core reference machine 3 sync workers kept both cores busy on
+every scenario; a fourth only added context switches, and gthread (4×2, 2×4, 3×3) handed the GIL between threads,
+left up to a third of a core idle and tripled p99. The payout's lock is held for one statement (goal 1), so lock
+waits no longer leave a core idle for want of a spare worker. `WEB_CONCURRENCY` overrides the count, as on most
+platforms."""
+
+import multiprocessing
+import os
+
+worker_class = "sync"
+workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() + 1)
