@@ -2,11 +2,15 @@
 
 from django.contrib import admin
 from django.db import transaction
-from django.http import HttpRequest
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext, gettext_lazy
 
+from accounts import audit
 from accounts.models import AccountEvent
 from accounts.services import audit_record
-from config.admin import ReadOnlyAdmin, ReadOnlyInline
+from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 from payments.ledger.services import adjustment_create
 from payments.models import (
     BalanceAdjustment,
@@ -18,9 +22,11 @@ from payments.models import (
     Payout,
     RailNotification,
     Refund,
+    UnattributedPayment,
     UnmatchedPayment,
 )
 from payments.templatetags.payments_format import brl
+from payments.unattributed import services as unattributed
 
 
 class LedgerEntryInline(ReadOnlyInline):
@@ -65,7 +71,7 @@ class PayinAdmin(ReadOnlyAdmin):
 @admin.register(RailNotification)
 class RailNotificationAdmin(ReadOnlyAdmin):
     """What the rails told us. `outcome` "no matching charge: unattributed" is money at the rail that names no
-    merchant (a live Pix to the platform's key naming no charge): staff send it back from the bank's side."""
+    merchant (a live Pix to the platform's key naming no charge): it is an unattributed payment, sent back below."""
 
     list_display = ["received_at", "rail", "dedupe_key", "processed_at", "outcome"]
     list_filter = ["rail", "outcome"]
@@ -78,6 +84,51 @@ class UnmatchedPaymentAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "status", "livemode"]
     search_fields = ["=id", "=end_to_end_id", "merchant__name"]
     list_select_related = ["merchant"]
+
+
+@admin.register(UnattributedPayment)
+class UnattributedPaymentAdmin(ReadOnlyAdmin):
+    """Live Pix to the platform's key naming no charge: nobody's money. Staff with the `refund_unattributedpayment`
+    permission send it back to the payer (a devolução through the rail, sent by a worker after this commits)."""
+
+    list_display = ["created_at", "rail", "amount_shown", "payer_name", "payer_document", "status", "failure_code",
+                    "resolved_at"]
+    list_filter = ["status", "rail"]
+    search_fields = ["=id", "=end_to_end_id", "payer_name", "=payer_document"]
+    fields = readonly_fields = ["id", "rail", "end_to_end_id", "amount_shown", "payer_name", "payer_document",
+                                "status", "failure_code", "refund_key", "refunded_by", "notification", "created_at",
+                                "updated_at", "resolved_at"]
+    list_select_related = ["refunded_by"]
+    actions = ["send_back"]
+
+    @admin.display(description=gettext_lazy("Amount"), ordering="amount")
+    def amount_shown(self, payment: UnattributedPayment) -> str:
+        return brl(payment.amount)
+
+    def has_refund_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("payments.refund_unattributedpayment")
+
+    @admin.action(description=gettext_lazy("Send back to the payer"), permissions=["refund"])
+    def send_back(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        if request.POST.get("confirm") == "yes":
+            apply_to_each(request, queryset, lambda payment: unattributed.unattributed_refund(
+                unattributed_id=payment.pk, staff=request.user,
+                audit=lambda sent, previous: _audit_send_back(request, sent, previous)),
+                done=gettext("Sent back to the payer"))
+            return None
+        return render(request, "admin/payments/unattributedpayment/send_back.html", {
+            **self.admin_site.each_context(request), "title": gettext("Send back to the payer"),
+            "payments": queryset, "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "opts": self.model._meta})
+
+
+def _audit_send_back(request: HttpRequest, payment: UnattributedPayment, previous: str) -> None:
+    """The decision in the audit log (no merchant: the money is the platform's), in the transaction that makes it."""
+    audit.audit_record(request, merchant=None, action=AccountEvent.Action.STAFF_ACTION,
+                       obj_type="unattributed_payment", obj_id=str(payment.pk), before={"status": previous},
+                       after={"status": payment.status}, reason=f"sent back to the payer: {brl(payment.amount)}",
+                       details={"unattributed_id": str(payment.pk), "amount": payment.amount,
+                                "end_to_end_id": payment.end_to_end_id, "refund_key": str(payment.refund_key)})
 
 
 @admin.register(Dispute)

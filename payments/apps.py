@@ -17,6 +17,7 @@ class PaymentsConfig(AppConfig):
         from payments.payins import errors as payin_errors  # noqa: F401
         from payments.payins import tasks as payin_tasks  # noqa: F401
         from payments.payouts import tasks as payout_tasks  # noqa: F401
+        from payments.unattributed import tasks as unattributed_tasks  # noqa: F401
         from payments.unmatched import tasks as unmatched_tasks  # noqa: F401
 
         metrics.collector_register(payments_metrics.payments_collect)

@@ -244,7 +244,7 @@ def dispute_answer_send(*, dispute_id) -> Dispute:
     if dispute.rail_answer != DisputeRailAnswer.PENDING:
         return dispute
     accept = dispute.status == DisputeStatus.ACCEPTED
-    text = dispute.evidence_text if not accept else "The receiver accepts the infraction and returns the money."
+    text = dispute.evidence_text if not accept else "O recebedor aceita a infração e a devolução do valor."
     rail = rails.for_mode(dispute.livemode)
     try:
         rail.dispute_answer(reference=dispute.rail_reference, accept=accept, text=text)

@@ -18,6 +18,7 @@ from payments.payins import services as payins
 from payments.payins.notifications import notification_record
 from payments.payouts import services as payouts
 from payments.rails.base import Notification, RailError
+from payments.unattributed import services as unattributed
 from payments.unmatched import services as unmatched
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ def rail_reconcile(*, payouts_too: bool = True, hours: float | None = None) -> d
     done = {"card_charges": card_charges.card_charges_reconcile(older_than=RECONCILE_AFTER),
             "refunds": refunds.refunds_reconcile(older_than=RECONCILE_AFTER)}
     done["unmatched_refunds"] = unmatched.unmatched_refunds_reconcile(older_than=RECONCILE_AFTER)
+    done["unattributed_refunds"] = unattributed.unattributed_refunds_reconcile(older_than=RECONCILE_AFTER)
     if payouts_too:
         done["payouts"] = payouts.payouts_reconcile(older_than=RECONCILE_AFTER)
     rail = rails.by_name(settings.PAYMENTS_RAIL)

@@ -1,5 +1,5 @@
 """The payments app's models: charges, refunds, payouts and the ledger (`core`); money that matched no charge and
-disputes (`exceptions`)."""
+disputes, and live money naming no merchant (`exceptions`)."""
 
 from payments.models.core import (
     AccountKind,
@@ -26,6 +26,8 @@ from payments.models.exceptions import (
     DisputeKind,
     DisputeRailAnswer,
     DisputeStatus,
+    UnattributedPayment,
+    UnattributedStatus,
     UnmatchedAction,
     UnmatchedKind,
     UnmatchedPayment,
@@ -37,5 +39,6 @@ __all__ = [
     "AccountKind", "BalanceAdjustment", "CardToken", "Dispute", "DisputeKind", "DisputeRailAnswer", "DisputeStatus",
     "LedgerAccount", "LedgerEntry", "LedgerTransaction", "LineType", "Payin", "PayinStatus", "PaymentMethod", "Payout",
     "PayoutDailyTotal", "PayoutStatus", "PixKeyType", "RailNotification", "Refund", "RefundStatus",
-    "SimulatorOperation", "UnmatchedAction", "UnmatchedKind", "UnmatchedPayment", "UnmatchedPolicy", "UnmatchedStatus",
+    "SimulatorOperation", "UnattributedPayment", "UnattributedStatus", "UnmatchedAction", "UnmatchedKind",
+    "UnmatchedPayment", "UnmatchedPolicy", "UnmatchedStatus",
 ]

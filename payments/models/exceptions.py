@@ -1,16 +1,18 @@
 """Money that did not go the way a charge said (issue 14): payments that matched no PENDING charge exactly, and
 disputes (card chargebacks, Pix MED). Each is a first-class object with a status, moved by conditional updates, and
-its money sits in the merchant's `held` balance until it is decided."""
+its money sits in the merchant's `held` balance until it is decided. A live Pix naming no charge at all is nobody's
+(an unattributed payment): staff send it back to the payer."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
 from config.ids import uuid7
-from payments.models.core import Payin
+from payments.models.core import Payin, RailNotification
 
 
 class UnmatchedKind(models.TextChoices):
@@ -137,3 +139,47 @@ class Dispute(models.Model):
 
     def __str__(self) -> str:
         return f"dispute {self.kind} {self.amount} {self.status}"
+
+
+class UnattributedStatus(models.TextChoices):
+    RECEIVED = "RECEIVED"  # at the platform's account, nobody's: staff decide
+    REFUND_PENDING = "REFUND_PENDING"  # committed here; the worker (or reconciliation) asks the rail under refund_key
+    REFUNDED = "REFUNDED"
+    REFUND_FAILED = "REFUND_FAILED"  # the rail could not give it back: staff may send it again
+
+
+class UnattributedPayment(models.Model):
+    """A Pix to the platform's key that names no charge and no merchant (a real rail's): the platform's money, in
+    no merchant's ledger, until staff send it back to the payer (a devolução through the rail)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    rail = models.CharField(max_length=20)
+    notification = models.ForeignKey(RailNotification, on_delete=models.PROTECT, related_name="+",
+                                     help_text="The rail's notification it arrived in.")
+    # The rail's id of the money that arrived: one unattributed payment per Pix, however often it is notified.
+    end_to_end_id = models.CharField(max_length=64)
+    amount = models.BigIntegerField()
+    payer_name = models.CharField(max_length=200, blank=True)
+    payer_document = models.CharField(max_length=14, blank=True)
+    status = models.CharField(max_length=16, choices=UnattributedStatus.choices, default=UnattributedStatus.RECEIVED)
+    # The key of the devolução at the rail: the payment's id, and a new one only after the rail refused the last.
+    refund_key = models.UUIDField(null=True, blank=True, editable=False)
+    failure_code = models.CharField(max_length=40, blank=True)
+    refunded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                    related_name="+", help_text="The staff member who sent it back.")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["end_to_end_id"], name="unattributed_payment_once"),
+            models.UniqueConstraint(fields=["refund_key"], name="unattributed_refund_key_unique"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="unattributed_payment_amount_positive"),
+        ]
+        indexes = [models.Index(fields=["updated_at"], name="unattributed_refund_pending",
+                                condition=Q(status="REFUND_PENDING"))]
+        permissions = [("refund_unattributedpayment", "Can send an unattributed payment back to the payer")]
+
+    def __str__(self) -> str:
+        return f"unattributed {self.amount} {self.status}"

@@ -24,6 +24,7 @@ from payments.payins import refunds
 from payments.payins import services as payins
 from payments.payouts import services as payouts
 from payments.rails.base import Notification, OperationStatus
+from payments.unattributed import services as unattributed
 from payments.unmatched import services as unmatched
 
 logger = logging.getLogger(__name__)
@@ -58,16 +59,16 @@ def notification_process(*, row_id: int, notification: Notification | None = Non
             return
         if notification is None:
             notification = rails.by_name(row.rail).notification_parse(row.body.encode())
-        row.outcome = _apply(notification)[:255]
+        row.outcome = _apply(notification, row)[:255]
         row.processed_at = timezone.now()
         row.save(update_fields=["outcome", "processed_at"])
 
 
-def _apply(notification: Notification) -> str:
+def _apply(notification: Notification, row: RailNotification) -> str:
     if notification.kind in ("payin.paid", "payin.chargeback"):
         payin_id = _payin_id(notification)
         if payin_id is None and notification.kind == "payin.paid":
-            return _unknown_reference(notification)
+            return _unknown_reference(notification, row)
         if payin_id is None:
             logger.error("payments.notification_unmatched", extra={"dedupe_key": notification.dedupe_key})
             return "no matching charge"
@@ -91,7 +92,9 @@ def _apply(notification: Notification) -> str:
         resolved = (refunds.refund_resolve(refund_id=refund_id, status=status,
                                            failure_code=notification.failure_code)
                     or unmatched.unmatched_refund_resolve(unmatched_id=refund_id, status=status,
-                                                          failure_code=notification.failure_code))
+                                                          failure_code=notification.failure_code)
+                    or unattributed.unattributed_refund_resolve(refund_key=refund_id, status=status,
+                                                                failure_code=notification.failure_code))
         return "resolved" if resolved else "ignored"
     if notification.kind in ("payout.succeeded", "payout.failed"):
         try:
@@ -107,13 +110,18 @@ def _apply(notification: Notification) -> str:
     return f"unknown kind {notification.kind}"
 
 
-def _unknown_reference(notification: Notification) -> str:
+def _unknown_reference(notification: Notification, row: RailNotification) -> str:
     """Money naming no charge we know. The sandbox says whose test-mode money it is; a real rail's Pix to the
-    platform's key naming nothing is not any merchant's: it stays on the stored notification for staff."""
+    platform's key naming nothing is not any merchant's: it becomes an unattributed payment (once per Pix), in this
+    transaction, which staff send back to the payer from the admin."""
     merchant = Merchant.objects.filter(pk=notification.merchant_id).first() if notification.merchant_id else None
     if merchant is None or not notification.end_to_end_id or notification.amount is None:
         logger.error("payments.payment_unattributed", extra={"dedupe_key": notification.dedupe_key,
                                                              "amount": notification.amount})
+        if notification.end_to_end_id and notification.amount and notification.amount > 0:
+            unattributed.unattributed_record(notification=row, end_to_end_id=notification.end_to_end_id,
+                                             amount=notification.amount, payer_name=notification.payer_name,
+                                             payer_document=notification.payer_document)
         return "no matching charge: unattributed"
     unmatched.unmatched_record(merchant=merchant, livemode=False, kind=UnmatchedKind.UNKNOWN_REFERENCE,
                                amount=notification.amount, end_to_end_id=notification.end_to_end_id,
