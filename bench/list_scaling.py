@@ -69,7 +69,8 @@ INSERT INTO payments_payin (
     id, merchant_id, livemode, status, payment_method, amount, fee, refunded_amount, reference_id, description,
     metadata, customer, items, payer_ip, is_physical_product, webhook_url, public_token, pix_txid, pix_payload,
     pix_expires_at, boleto_nosso_numero, boleto_barcode, boleto_digitable_line, boleto_due_date, boleto_instructions,
-    card, authorization_code, settle_at, failure_code, failure_message, paid_at, created_at, updated_at)
+    card, authorization_code, settle_at, failure_code, failure_message, paid_at, created_at, updated_at,
+    pix_end_to_end_id)
 SELECT
     -- uuid7: the 48-bit Unix time in ms of created_at, then random bits with the version set to 7 (4 -> 7)
     encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
@@ -101,7 +102,8 @@ SELECT
     CASE WHEN status = 'FAILED' THEN 'The card was declined.' ELSE '' END,
     CASE WHEN status IN ('PAID', 'PARTIALLY_REFUNDED', 'REFUNDED', 'CHARGEBACK') THEN ts + interval '2 minutes' END,
     ts,
-    CASE WHEN status IN ('PENDING', 'FAILED') THEN ts ELSE ts + interval '2 minutes' END
+    CASE WHEN status IN ('PENDING', 'FAILED') THEN ts ELSE ts + interval '2 minutes' END,
+    ''
 FROM (
     SELECT *, CASE
         WHEN method = 'PIX' THEN CASE WHEN rs < 0.60 THEN 'PAID' WHEN rs < 0.85 THEN 'EXPIRED'

@@ -68,10 +68,9 @@ class PayinsApi(ApiView):
         created_to = datetime_param(params, "createdTo", problems)
         if problems:
             raise validation_error(problems)
-        payins = payin_selectors.payin_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
-                                            status=status,
-                                      payment_method=method, reference_id=reference_id,
-                                      created_from=created_from, created_to=created_to)
+        payins = payin_selectors.payin_rows(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                            status=status, payment_method=method, reference_id=reference_id,
+                                            created_from=created_from, created_to=created_to)
         return Response(paginate(payins, params=params, serialize=payin_serialize).as_body())
 
 

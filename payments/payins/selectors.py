@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from django.db.models import QuerySet
 
 from accounts.models import Merchant
 from config import readcache
+from config.api import Listing
 from config.errors import NotFound
 from payments.models import Payin, Refund
-from payments.payins.serializers import payin_serialize
-from payments.rows import filtered, scoped_get
+from payments.payins.serializers import PAYIN_COLUMNS, REFUND_COLUMNS, payin_serialize
+from payments.rows import scoped_get
 
 
 def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
@@ -33,14 +35,20 @@ def payin_body_get(*, merchant: Merchant, livemode: bool, payin_id: uuid.UUID, f
     return body
 
 
-def payin_list(*, merchant: Merchant, livemode: bool, status: str | None = None, payment_method: str | None = None,
+def payin_rows(*, merchant: Merchant, livemode: bool, status: str | None = None, payment_method: str | None = None,
                reference_id: str | None = None, created_from: datetime | None = None,
-               created_to: datetime | None = None) -> QuerySet[Payin]:
+               created_to: datetime | None = None) -> Listing:
     """Scoped to the merchant and mode; each filter has an index beginning (merchant, livemode, filter) and ending
-    (created_at, id), so a page costs the same at any depth and with any of them."""
-    return filtered(Payin.objects.filter(merchant=merchant, livemode=livemode), status=status,
-                     payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
-                     created_at__lt=created_to)
+    (created_at, id), so a page costs the same at any depth and with any of them. The columns the API body reads,
+    for `config.api.paginate`."""
+    return Listing.of(Payin, PAYIN_COLUMNS, merchant_id=merchant.pk, livemode=livemode, status=status,
+                      payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
+                      created_at__lt=created_to)
+
+
+def payin_list(**filters: Any) -> QuerySet[Payin]:
+    """The charges `payin_rows` lists (same arguments), as model instances."""
+    return payin_rows(**filters).queryset()
 
 
 def refund_list(*, payin: Payin) -> list[Refund]:
@@ -48,7 +56,7 @@ def refund_list(*, payin: Payin) -> list[Refund]:
     return list(Refund.objects.filter(payin=payin).order_by("created_at", "id"))
 
 
-def payin_refunds(*, payin: Payin) -> QuerySet[Refund]:
+def payin_refunds(*, payin: Payin) -> Listing:
     """A charge's refunds for `config.api.paginate` (which orders them newest first); a charge has few, found through
     the index on their charge."""
-    return Refund.objects.filter(payin=payin)
+    return Listing.of(Refund, REFUND_COLUMNS, payin_id=payin.pk)

@@ -65,7 +65,7 @@ class PayoutsApi(ApiView):
         created_to = datetime_param(params, "createdTo", problems)
         if problems:
             raise validation_error(problems)
-        items = payout_selectors.payout_list(merchant=request.auth.merchant, livemode=request.auth.livemode,
+        items = payout_selectors.payout_rows(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                              status=status,
                                       reference_id=reference_id, created_from=created_from,
                                       created_to=created_to)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import QuerySet, Sum
 
 from accounts.models import Merchant
+from config.api import Listing
 from config.errors import NotFound
 from payments.models import Payout, PayoutStatus
-from payments.rows import filtered, scoped_get
+from payments.payouts.serializers import PAYOUT_COLUMNS
+from payments.rows import scoped_get
 
 
 def payout_day_totals(payouts: QuerySet[Payout]) -> dict[tuple, int]:
@@ -27,7 +30,13 @@ def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
     return payout
 
 
-def payout_list(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
-                created_from: datetime | None = None, created_to: datetime | None = None) -> QuerySet[Payout]:
-    return filtered(Payout.objects.filter(merchant=merchant, livemode=livemode), status=status,
-                     reference_id=reference_id, created_at__gte=created_from, created_at__lt=created_to)
+def payout_rows(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
+                created_from: datetime | None = None, created_to: datetime | None = None) -> Listing:
+    """The columns the API body reads, for `config.api.paginate`."""
+    return Listing.of(Payout, PAYOUT_COLUMNS, merchant_id=merchant.pk, livemode=livemode, status=status,
+                      reference_id=reference_id, created_at__gte=created_from, created_at__lt=created_to)
+
+
+def payout_list(**filters: Any) -> QuerySet[Payout]:
+    """The payouts `payout_rows` lists (same arguments), as model instances."""
+    return payout_rows(**filters).queryset()

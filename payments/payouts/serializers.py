@@ -5,6 +5,12 @@ from __future__ import annotations
 from config.api import timestamp
 from payments.models import Payout
 
+# The columns payout_serialize reads: a list page fetches exactly these and serializes each row's named tuple with it
+# (config.api.Listing).
+PAYOUT_COLUMNS = ("id", "status", "amount", "fee", "pix_key", "pix_key_type", "reference_id", "external_id",
+                  "beneficiary_name", "beneficiary_document", "description", "metadata", "livemode", "created_at",
+                  "updated_at", "completed_at", "failure_code", "failure_message")
+
 
 def payout_serialize(payout: Payout) -> dict:
     return {
