@@ -1,6 +1,7 @@
-"""A webhook receiver for the delivery benchmark: answers 200 at once and remembers when each webhook-id arrived.
+"""A webhook receiver for the delivery benchmark: answers 200 and remembers when each webhook-id arrived.
 
 Run as its own process (`python bench/webhook_receiver.py PORT`), so its work does not share a GIL with the bench.
+`POST /slow/<ms>` answers after that many milliseconds (a slow merchant: the storm phase); any other path at once.
 `GET /arrivals` returns {"count": requests received, "first": {webhook-id: unix time of its first arrival}}.
 """
 
@@ -33,6 +34,8 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             count += 1
             arrivals.setdefault(self.headers.get("webhook-id", ""), now)
+        if self.path.startswith("/slow/"):
+            time.sleep(int(self.path.rsplit("/", 1)[1]) / 1000)
         self._answer(b"ok")
 
     def do_GET(self) -> None:
@@ -53,4 +56,5 @@ class Handler(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
     server.daemon_threads = True
+    server.request_queue_size = 128  # a worker opening dozens of connections at once is not refused
     server.serve_forever()

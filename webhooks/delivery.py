@@ -56,6 +56,9 @@ _CLAIM_WITH_PAYLOAD = """
     WITH claimed AS ({update})
     SELECT claimed.*, webhooks_event.payload FROM claimed JOIN webhooks_event ON webhooks_event.id = claimed.event_id
 """
+# Built once, not per delivery.
+_CLAIM_POSTGRESQL = _CLAIM_WITH_PAYLOAD.format(update=_CLAIM_UPDATE.format(lock="FOR UPDATE SKIP LOCKED"))
+_CLAIM_OTHER = _CLAIM_UPDATE.format(lock="")
 # The attempt and the outcome in one statement, conditional on our lease (PostgreSQL).
 _RECORD_SQL = """
     WITH attempt AS (
@@ -82,9 +85,8 @@ def delivery_claim(*, delivery_id: str) -> Claim | None:
     except ValueError:
         return None
     postgres = connection.vendor == "postgresql"
-    update = _CLAIM_UPDATE.format(lock="FOR UPDATE SKIP LOCKED" if postgres else "")
     with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_WITH_PAYLOAD.format(update=update) if postgres else update, {
+        cursor.execute(_CLAIM_POSTGRESQL if postgres else _CLAIM_OTHER, {
             "lease": ops.adapt_datetimefield_value(lease_until), "now": ops.adapt_datetimefield_value(now),
             "id": pk.get_db_prep_value(delivery_uuid, connection), "pending": Delivery.Status.PENDING,
         })

@@ -141,7 +141,10 @@ class HttpResult:
 
 class _Deadlines:
     """One thread per process watches every attempt's deadline (a thread per attempt would cost more than the
-    attempt's own work at hundreds of deliveries a second)."""
+    attempt's own work at hundreds of deliveries a second). Every attempt has the same budget, so a new deadline is
+    never earlier than those already waiting: the thread is woken only when it has nothing to wait for, and it fires
+    what is due in rounds at most DEADLINE_SLACK_SECONDS late (a 13 s budget cut 0.1 s late is still cut), not once
+    per attempt: at 300 deliveries a second a wake-up per attempt was a GIL hand-over every 3 ms."""
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, _Watchdog]] = []
@@ -155,18 +158,26 @@ class _Deadlines:
                 self.thread = threading.Thread(target=self._run, name="webhook-deadlines", daemon=True)
                 self.thread.start()
             self.counter += 1
+            earliest = self.heap[0][0] if self.heap else None
             heapq.heappush(self.heap, (watchdog.deadline, self.counter, watchdog))
-            self.condition.notify()
+            if earliest is None or watchdog.deadline < earliest:  # the thread waits for nothing, or for later
+                self.condition.notify()
 
     def _run(self) -> None:
         while True:
             with self.condition:
                 while not self.heap or self.heap[0][0] > time.monotonic():
-                    self.condition.wait(timeout=self.heap[0][0] - time.monotonic() if self.heap else None)
-                _, _, watchdog = heapq.heappop(self.heap)
-            watchdog._fire()
+                    wait = self.heap[0][0] - time.monotonic() if self.heap else None
+                    self.condition.wait(timeout=None if wait is None else max(wait, DEADLINE_SLACK_SECONDS))
+                now = time.monotonic()
+                due = []
+                while self.heap and self.heap[0][0] <= now:
+                    due.append(heapq.heappop(self.heap)[2])
+            for watchdog in due:
+                watchdog._fire()
 
 
+DEADLINE_SLACK_SECONDS = 0.1
 _deadlines = _Deadlines()
 
 

@@ -7,12 +7,14 @@ interval shortened through their environment variables so that hours of producti
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,10 @@ class Processes:
         return subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", *args], env=self.environment,
                                 cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT)
 
-    def start_worker(self) -> None:
+    def start_worker(self, *, plain: bool = False) -> None:
+        if plain:  # as an operator starts it: pool, concurrency and prefetch from the settings
+            self.worker = self._spawn("worker", "--loglevel", "WARNING")
+            return
         self.worker = self._spawn("worker", "--pool", "threads", "--concurrency", "8", "--loglevel", "WARNING",
                                   "--without-gossip", "--without-mingle", "--without-heartbeat")
 
@@ -227,3 +232,35 @@ def test_no_event_is_lost_when_the_worker_is_killed_twice_and_the_broker_flushed
         assert verified(secret, request)["id"] == request.headers["webhook-id"]
     duplicates = len(requests) - len({r.headers["webhook-id"] for r in requests})
     print(f"fault test: {len(expected)} events, {len(requests)} deliveries received, {duplicates} duplicates")
+
+
+def test_a_payout_task_is_not_held_behind_a_storm_of_deliveries(processes, receiver):
+    """Issue 17, goal 3: the worker started the plain way consumes the money queue beside the deliveries' one. 400
+    deliveries to a merchant that takes 0.5 s an answer keep every pool thread busy for ~25 s; a payout task sent
+    after them has run (and been acknowledged) within a few seconds, not after the storm."""
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    processes.start_worker(plain=True)
+    merchant = MerchantFactory()
+    url = receiver.url("/slow/0.5")
+    with transaction.atomic():
+        for n in range(400):
+            services.event_record(merchant=merchant, livemode=False, type="payin.paid",
+                                  obj={"id": f"charge-{n}", "status": "PAID", "amount": 100 + n}, webhook_url=url)
+    assert receiver.wait_for(lambda: len(receiver.received("/slow/0.5")) >= 8, timeout=30), processes.logs()
+
+    task_id = str(uuid.uuid4())
+    sent = time.monotonic()
+    celery_app.send_task("payments.payouts.tasks.payout_process", kwargs={"payout_id": str(uuid.uuid4())},
+                         task_id=task_id)
+    tag = next(json.loads(m)["properties"]["delivery_tag"] for m in broker.lrange("celery", 0, -1)
+               if json.loads(m)["headers"]["id"] == task_id)
+
+    def done() -> bool:  # no longer queued, and acknowledged (acks_late: after it ran)
+        queued = any(json.loads(m)["properties"]["delivery_tag"] == tag for m in broker.lrange("celery", 0, -1))
+        return not queued and not broker.hexists("unacked", tag)
+
+    assert receiver.wait_for(done, timeout=20), processes.logs()
+    waited = time.monotonic() - sent
+    still_queued = broker.llen("webhooks")
+    assert waited < 5, f"the payout task waited {waited:.1f} s"
+    assert still_queued > 200, still_queued  # the storm was still there: the payout did not wait for it
