@@ -144,6 +144,17 @@ CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# What a plain `celery -A config worker` runs (issue 17, bench/payouts_e2e.py): threads, as every worker command of
+# the project. Celery's own default, prefork with a process per core, cost about 1 ms of CPU more per task (each
+# message crosses a pipe to a child and back), and rail calls and deliveries wait on the network anyway. 8 threads
+# drained a payout burst faster than 2 or 4 for the same CPU per payout. `--pool` / `--concurrency` override both.
+CELERY_WORKER_POOL = "threads"
+CELERY_WORKER_CONCURRENCY = 8
+# Webhooks (issue 17, bench/webhook_delivery.py, the plain command): threads x 8 delivered 405-417/s on a quiet
+# machine against prefork x 2's 340-383 (2.0 against 2.4 ms of worker CPU a delivery); 16 threads or a prefetch
+# multiplier of 4 delivered no more (250-340/s in the same noisy runs). The multiplier stays 1 for money: with more,
+# a payout message would queue inside the worker behind the deliveries it reserved (threads x multiplier of them,
+# up to 13 s each to a dead receiver); with 1 it is fetched as soon as a thread is free.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

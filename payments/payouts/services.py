@@ -36,6 +36,7 @@ from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
 from payments.payouts.serializers import payout_serialize
+from payments.payouts.worker import dispatch_list, dispatch_sent, payout_moved, payouts_unfinished
 from payments.rails.base import OperationStatus, RailError
 from payments.rows import row_locked
 from webhooks.services import event_record
@@ -202,19 +203,21 @@ def _dispatch_soon() -> None:
 
 def payouts_dispatch() -> int:
     """The worker's side: a `payout_process` task for each PENDING payout, oldest first. One whose task is already
-    queued may get a second one (at most the payouts the worker's threads hold meanwhile); the second finds it no
-    longer PENDING and does nothing."""
+    queued gets none from the process that queued it (payouts.worker.dispatch_list), and at most one more from another
+    worker; the second finds it no longer PENDING and does nothing."""
     shared_cache.flag_clear(DISPATCH_FLAG)
-    ids = list(Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
-               .values_list("pk", flat=True)[:DISPATCH_BATCH])
+    ids = dispatch_list(DISPATCH_BATCH)
     for payout_id in ids:
         task_enqueue("payments.payouts.tasks.payout_process", payout_id=str(payout_id))
+        dispatch_sent(payout_id)
     return len(ids)
 
 
 def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
+    endpoints = getattr(payout, "enabled_endpoints", None)  # read with the row by payouts.worker.payout_moved
     event_record(merchant=payout.merchant, livemode=payout.livemode, type=type, obj=payout_serialize(payout),
-                 previous_status=previous_status, webhook_url=payout.webhook_url or None)
+                 previous_status=previous_status, webhook_url=payout.webhook_url or None,
+                 endpoints=None if endpoints is None else [e for e in endpoints if e.wants(type)])
 
 
 # --- Transitions -----------------------------------------------------------------------------------------------------
@@ -257,16 +260,28 @@ def payout_cancel(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
 
 def payout_start(*, payout_id) -> Payout | None:
     """PENDING → PROCESSING: the one moment a payout may be sent. None when it is not PENDING any more."""
-    with transaction.atomic():
-        payout = _locked(payout_id)
-        if payout.status != PayoutStatus.PENDING:
-            return None
-        return _transition(payout, to=PayoutStatus.PROCESSING)
+    with transaction.atomic():  # one conditional UPDATE takes the row, checks and moves it (payouts.worker)
+        payout = payout_moved(payout_id, to=PayoutStatus.PROCESSING, sources=(PayoutStatus.PENDING,))
+        if payout is None:
+            return _exists(payout_id)
+        _event(payout, "payout.processing", previous_status=PayoutStatus.PENDING)
+        return payout
 
 
-def _complete(payout: Payout) -> Payout:
+def _exists(payout_id) -> None:
+    """After a conditional UPDATE that moved nothing: None for a payout in another status, NotFound for none."""
+    if not Payout.objects.filter(pk=payout_id).exists():
+        raise NotFound("No such payout")
+
+
+def _complete(payout_id) -> Payout | None:
+    """PROCESSING → COMPLETED (None when it is not PROCESSING), its event, then the movement: the ledger lock last."""
     now = timezone.now()
-    payout = _transition(payout, to=PayoutStatus.COMPLETED, now=now, completed_at=now)
+    payout = payout_moved(payout_id, to=PayoutStatus.COMPLETED, sources=(PayoutStatus.PROCESSING,), now=now,
+                          completed_at=now)
+    if payout is None:
+        return None
+    _event(payout, "payout.completed", previous_status=PayoutStatus.PROCESSING)
     ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
                 reference_id=payout.reference_id, description="Payout completed",
                 legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),
@@ -278,12 +293,12 @@ def _complete(payout: Payout) -> Payout:
 def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:
     """Record the rail's answer about a payout; a repeated or stale answer is a no-op (None)."""
     with transaction.atomic():
+        if answer.status == "SUCCEEDED":  # the usual answer: no read before the conditional UPDATE
+            return _complete(payout_id) or _exists(payout_id)
         payout = _locked(payout_id)
         if answer.status == "RETURNED" and payout.status == PayoutStatus.PROCESSING:
             # Sent, credited and sent back before we recorded the send (a worker died): it completed, then returned.
-            payout = _complete(payout)
-        if answer.status == "SUCCEEDED" and payout.status == PayoutStatus.PROCESSING:
-            return _complete(payout)
+            payout = _complete(payout.pk)
         if answer.status == "FAILED" and payout.status in TRANSITIONS[PayoutStatus.FAILED]:
             code = answer.failure_code if answer.failure_code in FAILURE_MESSAGES else "rail_error"
             payout = _transition(payout, to=PayoutStatus.FAILED, failure_code=code,
@@ -338,22 +353,18 @@ def _record(payout: Payout, answer: OperationStatus) -> None:
 def payouts_reconcile(*, older_than: timedelta = timedelta(seconds=15), payout_ids: list | None = None) -> int:
     """Settle unfinished payouts: PROCESSING ones by asking the rail (sending only what it never received, under
     the same key), PENDING ones whose task was lost by starting them."""
-    queryset = Payout.objects.filter(status__in=[PayoutStatus.PENDING, PayoutStatus.PROCESSING],
-                                     updated_at__lte=timezone.now() - older_than)
-    if payout_ids is not None:
-        queryset = queryset.filter(pk__in=payout_ids)
     handled = 0
-    for payout_id, status, livemode in queryset.values_list("pk", "status", "livemode")[:500]:
-        if status == PayoutStatus.PENDING:
-            payout_process(payout_id=payout_id)
+    # Whole rows: what a send needs, with no second read per payout.
+    for payout in payouts_unfinished(before=timezone.now() - older_than, payout_ids=payout_ids):
+        if payout.status == PayoutStatus.PENDING:
+            payout_process(payout_id=payout.pk)
             handled += 1
             continue
         try:
-            answer = rails.for_mode(livemode).payout_status(key=str(payout_id))
+            answer = rails.for_mode(payout.livemode).payout_status(key=str(payout.pk))
         except RailError:
-            logger.warning("payments.payout_reconcile_rail_error", extra={"payout_id": str(payout_id)})
+            logger.warning("payments.payout_reconcile_rail_error", extra={"payout_id": str(payout.pk)})
             continue
-        payout = Payout.objects.select_related("merchant").get(pk=payout_id)
         if answer.status == "NOT_FOUND":
             _send(payout)  # never reached the rail: send it now, under the same idempotency key
         else:

@@ -1,0 +1,134 @@
+"""What keeps a payout's worker CPU low (issue 17, `bench/payouts_e2e.py`), for payments.payouts.services.
+
+- **One statement per state change's row**: a conditional UPDATE that takes the row's lock, checks the status it
+  moves from and returns the row as it now is. PostgreSQL re-checks the condition on the newest version of a row
+  that another transaction changed meanwhile, so of two workers moving one payout one gets the row and the other
+  None, as a SELECT … FOR UPDATE followed by the same conditional UPDATE decided it, in one round trip and with no
+  ORM query compiled per call. On PostgreSQL the same statement returns the merchant's enabled webhook endpoints
+  of the mode (`enabled_endpoints`, what `webhooks.services.event_record` would query for the event): one round
+  trip, not two.
+- **A payout is fanned out once, not once per dispatch**: `payouts_dispatch` runs again as soon as a payout commits
+  after it cleared its flag, and without this memory it sent a second `payout_process` for every payout whose task
+  was still queued behind it: under a backlog, each dispatch doubled the queue it had to wait for.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+import uuid
+
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Merchant
+from payments.models import Payout, PayoutStatus
+from webhooks.models import WebhookEndpoint
+
+# How long this process skips a payout it queued a task for. A task lost meanwhile (a flushed broker) is sent again
+# after this by a later dispatch, or started by the reconciliation job (PENDING for 15 s); a worker that starts has
+# an empty memory and sends every PENDING payout (payments.payouts.tasks.payouts_resume).
+DISPATCH_MEMORY_SECONDS = 20.0
+_sent: dict = {}
+_sent_lock = threading.Lock()
+
+
+def payout_moved(payout_id, *, to: str, sources: tuple[str, ...], now=None, **changes) -> Payout | None:
+    """Move the payout to `to` if its status is one of `sources` (setting `updated_at` and `changes`), inside the
+    caller's transaction: the row as it now is, locked until the caller commits, or None when it is not in
+    `sources` (or does not exist). Its `merchant` is the merchant's id alone: any other field is read on access.
+    `enabled_endpoints`: the merchant's enabled endpoints of the mode as the statement saw them (None on SQLite)."""
+    meta = Payout._meta
+    values = {"status": to, "updated_at": now or timezone.now(), **changes}
+    params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection), *sources]
+    rows = list(Payout.objects.raw(_update_sql(len(sources), tuple(changes)), params))
+    if not rows:
+        return None
+    payout = rows[0]
+    payout.merchant = Merchant.from_db(connection.alias, ["id"], [payout.merchant_id])
+    endpoints = getattr(payout, "enabled_endpoints", None)
+    if endpoints is not None:
+        payout.enabled_endpoints = [
+            WebhookEndpoint.from_db(connection.alias, _ENDPOINT_FIELDS,
+                                    [uuid.UUID(pk), payout.merchant_id, payout.livemode, url, types, True])
+            for pk, url, types in json.loads(endpoints)]
+    return payout
+
+
+_ENDPOINT_FIELDS = ["id", "merchant_id", "livemode", "url", "event_types", "enabled"]
+
+
+def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
+    """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500: for
+    one payout (the countdown task) a statement written once, else the ORM's query."""
+    statuses = (PayoutStatus.PENDING, PayoutStatus.PROCESSING)
+    if payout_ids is None or len(payout_ids) != 1:
+        queryset = Payout.objects.filter(status__in=statuses, updated_at__lte=before)
+        return list((queryset if payout_ids is None else queryset.filter(pk__in=payout_ids))[:500])
+    meta = Payout._meta
+    params = [meta.pk.get_db_prep_value(meta.pk.to_python(payout_ids[0]), connection), *statuses,
+              meta.get_field("updated_at").get_db_prep_value(before, connection)]
+    return list(Payout.objects.raw(_unfinished_sql(), params))
+
+
+@functools.cache
+def _unfinished_sql() -> str:
+    quote = connection.ops.quote_name
+    meta = Payout._meta
+    columns = ", ".join(quote(field.column) for field in meta.concrete_fields)
+    return (f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {quote(meta.pk.column)} = %s "  # noqa: S608
+            f"AND {quote(meta.get_field('status').column)} IN (%s, %s) "
+            f"AND {quote(meta.get_field('updated_at').column)} <= %s")
+
+
+@functools.cache
+def _update_sql(sources: int, changes: tuple[str, ...]) -> str:
+    """The statement, written once per shape (names from the model, placeholders for every value)."""
+    quote = connection.ops.quote_name
+    meta = Payout._meta
+    assignments = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in ("status", "updated_at", *changes))
+    table = quote(meta.db_table)
+    columns = ", ".join(quote(field.column) for field in meta.concrete_fields)
+    if connection.vendor == "postgresql":  # and the endpoints event_record needs, as JSON [[id, url, types], …]
+        endpoint = WebhookEndpoint._meta
+        e = {name: f"_e.{quote(endpoint.get_field(name).column)}"
+             for name in ("id", "url", "event_types", "merchant", "livemode", "enabled")}
+        columns += (f", (SELECT coalesce(json_agg(json_build_array({e['id']}, {e['url']}, {e['event_types']}) "  # noqa: S608
+                    f"ORDER BY {e['id']}), '[]')::text FROM {quote(endpoint.db_table)} _e "
+                    f"WHERE {e['merchant']} = {table}.{quote(meta.get_field('merchant').column)} "
+                    f"AND {e['livemode']} = {table}.{quote(meta.get_field('livemode').column)} "
+                    f"AND {e['enabled']}) AS enabled_endpoints")
+    return (f"UPDATE {table} SET {assignments} "  # noqa: S608
+            f"WHERE {quote(meta.pk.column)} = %s AND {quote(meta.get_field('status').column)} "
+            f"IN ({', '.join(['%s'] * sources)}) RETURNING {columns}")
+
+
+def dispatch_list(batch: int) -> list:
+    """Up to `batch` PENDING payouts, oldest first, that this process has not queued a task for lately (pages on
+    past the ones it has, so a long backlog of them never hides a newer payout)."""
+    now = time.monotonic()
+    with _sent_lock:
+        for payout_id in [key for key, when in _sent.items() if now - when > DISPATCH_MEMORY_SECONDS]:
+            del _sent[payout_id]
+        recent = set(_sent)
+    found, after = [], None
+    while len(found) < batch:
+        queryset = Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
+        if after is not None:
+            queryset = queryset.filter(Q(created_at__gt=after[1]) | Q(created_at=after[1], pk__gt=after[0]))
+        rows = list(queryset.values_list("pk", "created_at")[:batch])
+        found += [payout_id for payout_id, _ in rows if payout_id not in recent][:batch - len(found)]
+        if len(rows) < batch:
+            return found
+        after = rows[-1]
+    return found
+
+
+def dispatch_sent(payout_id) -> None:
+    """Remember that a task for the payout was queued (only once it was: a failed send is tried again)."""
+    with _sent_lock:
+        _sent[payout_id] = time.monotonic()
