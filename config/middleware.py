@@ -54,11 +54,12 @@ class RequestIdMiddleware:
             response = self.get_response(request)
             response["X-Request-Id"] = request_id
             response["Api-Version"] = settings.API_VERSION
-            path = loggable_path(request)  # never a credential the URL carries (the hosted page's token)
-            logger.info("%s %s %s", request.method, path, response.status_code, extra={
-                "method": request.method, "path": path, "status": response.status_code,
-                "durationMs": round((time.perf_counter() - started) * 1000, 2),
-            })
+            if logger.isEnabledFor(logging.INFO):  # off in production-like runs (LOG_LEVEL=WARNING): build nothing
+                path = loggable_path(request)  # never a credential the URL carries (the hosted page's token)
+                logger.info("%s %s %s", request.method, path, response.status_code, extra={
+                    "method": request.method, "path": path, "status": response.status_code,
+                    "durationMs": round((time.perf_counter() - started) * 1000, 2),
+                })
             return response
         finally:
             request_id_var.reset(token)

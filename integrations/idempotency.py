@@ -19,6 +19,11 @@ IDEMPOTENCY_LOCK_TIMEOUT_SECONDS and not locked: a live request keeps its claim 
 process's lock died with its connection (elsewhere than on PostgreSQL, the age alone decides). Completing and
 releasing are conditional on the owner's token (the `locked_at` it wrote), so a former owner can never touch a new
 owner's claim.
+
+On PostgreSQL the protocol costs two statements on top of the request's own: the claim and its lock in one, the
+request's first write carrying the `took_effect` mark in the same statement (when that write is its own transaction),
+and the stored response (or the release) with the unlock in one. Every commit waits for the disk (synchronous_commit
+stays on).
 """
 
 from __future__ import annotations
@@ -48,6 +53,11 @@ KEY_PATTERN = re.compile(r"[\x20-\x7e]{1,255}")
 WRITE_STATEMENT = re.compile(r"\s*(INSERT|UPDATE|DELETE|WITH|MERGE)\b", re.IGNORECASE)
 # The first key of the two-key advisory locks on claims: one namespace of its own ("IDEM").
 LOCK_NAMESPACE = 0x4944454D
+# A statement that already opens with a WITH list: the mark joins the list (RECURSIVE, if any, stays first).
+WITH_LIST = re.compile(r"\s*WITH(\s+RECURSIVE)?\s", re.IGNORECASE)
+# The columns a claim is inserted with (the rest are NULL until the request ends).
+CLAIM_FIELDS = ("merchant", "livemode", "key", "method", "path", "body_digest", "created_at", "locked_at",
+                "took_effect")
 
 
 class IdempotencyKeyReused(DomainError):
@@ -103,14 +113,11 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
     lock_timeout = timedelta(seconds=settings.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS)
     for _ in range(3):  # a released row can vanish between our failed insert and our read: claim again
         now = timezone.now()
-        try:
-            with transaction.atomic():
-                row = IdempotencyKey.objects.create(**scope, method=method, path=path, body_digest=digest,
-                                                    locked_at=now)
-            _lock(row)  # a new row: nobody else can hold its lock
+        row = IdempotencyKey(**scope, method=method, path=path, body_digest=digest, created_at=now, locked_at=now,
+                             took_effect=False)
+        if _claim_insert(row):
             return Claim(row=row, token=now)
-        except IntegrityError:
-            row = IdempotencyKey.objects.filter(**scope).first()
+        row = IdempotencyKey.objects.filter(**scope).first()
         if row is None:
             continue
         if (row.method, row.path, row.body_digest) != (method, path, digest):
@@ -126,6 +133,58 @@ def idempotency_claim(*, api_key: ApiKey, key: str, method: str, path: str, dige
             return Claim(row=row, token=now)
         raise IdempotencyKeyInUse(param=HEADER)
     raise IdempotencyKeyInUse(param=HEADER)
+
+
+def _claim_insert(row: IdempotencyKey) -> bool:
+    """Insert a new claim and lock it (a new row: nobody else can hold its lock), or False if the key is taken. On
+    PostgreSQL one statement (the lock keys computed there as `_lock_keys` does), with no savepoint: a taken key is
+    no error."""
+    if connection.vendor != "postgresql":
+        try:
+            with transaction.atomic():
+                row.save(force_insert=True)
+        except IntegrityError:
+            return False
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(_sql()["claim"], [*_params(row, CLAIM_FIELDS), LOCK_NAMESPACE])
+        found = cursor.fetchone()
+    if found is None:
+        return False
+    row.pk = found[0]
+    row._state.adding = False
+    row._state.db = connection.alias
+    return True
+
+
+def _params(row: IdempotencyKey, names: tuple[str, ...]) -> list:
+    return [row._meta.get_field(name).get_db_prep_save(getattr(row, row._meta.get_field(name).attname), connection)
+            for name in names]
+
+
+@functools.cache
+def _sql() -> dict[str, str]:
+    """The claim's statements on PostgreSQL, names from the model (quoted), placeholders for every value."""
+    quote = connection.ops.quote_name
+    meta = IdempotencyKey._meta
+    table, pk = quote(meta.db_table), quote(meta.pk.column)
+    column = {name: quote(meta.get_field(name).column) for name in (*CLAIM_FIELDS, "response_status",
+                                                                   "response_body")}
+    lock_key = f"({pk} %% 4294967296 - 2147483648)::integer"  # _lock_keys' second key, the same arithmetic
+    columns = ", ".join(column[name] for name in CLAIM_FIELDS)
+    # Table and column names from the model (quoted), placeholders for every value: nothing from a request.
+    return {
+        "claim": (f"WITH _claim AS (INSERT INTO {table} ({columns}) "  # noqa: S608
+                  f"VALUES ({', '.join(['%s'] * len(CLAIM_FIELDS))}) ON CONFLICT DO NOTHING RETURNING {pk}) "
+                  f"SELECT {pk}, pg_try_advisory_lock(%s, {lock_key}) FROM _claim"),
+        "mark": (f"_idempotency_mark AS (UPDATE {table} SET {column['took_effect']} = true "  # noqa: S608
+                 f"WHERE {pk} = %s AND {column['locked_at']} = %s)"),
+        "complete": (f"UPDATE {table} SET {column['response_status']} = %s, "  # noqa: S608
+                     f"{column['response_body']} = %s, "
+                     f"{column['locked_at']} = NULL WHERE {pk} = %s AND {column['locked_at']} = %s"),
+        "release": (f"DELETE FROM {table} WHERE {pk} = %s AND {column['locked_at']} = %s "  # noqa: S608
+                    f"AND {column['response_status']} IS NULL"),
+    }
 
 
 def _lock_keys(row: IdempotencyKey) -> tuple[int, int]:
@@ -172,13 +231,33 @@ def _interrupted(*, row: IdempotencyKey, token: Any) -> Claim:
     return Claim(row=row, replay=response)
 
 
-def idempotency_complete(*, claim: Claim, response: Response) -> None:
-    IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token).update(
-        response_status=response.status_code, response_body=response.data, locked_at=None)
+def idempotency_complete(*, claim: Claim, response: Response, unlock: bool = False) -> None:
+    """Store the response on the claim; `unlock`: and end the claim's lock, in the same statement on PostgreSQL."""
+    if connection.vendor != "postgresql":
+        IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token).update(
+            response_status=response.status_code, response_body=response.data, locked_at=None)
+    else:
+        body = IdempotencyKey._meta.get_field("response_body").get_db_prep_save(response.data, connection)
+        _finish(_sql()["complete"], [response.status_code, body, claim.row.pk, claim.token], claim, unlock)
 
 
-def idempotency_release(*, claim: Claim) -> None:
-    IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token, response_status__isnull=True).delete()
+def idempotency_release(*, claim: Claim, unlock: bool = False) -> None:
+    """Forget the claim (its key may be used again); `unlock`: and end its lock, as `idempotency_complete`."""
+    if connection.vendor != "postgresql":
+        IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token, response_status__isnull=True).delete()
+    else:
+        _finish(_sql()["release"], [claim.row.pk, claim.token], claim, unlock)
+
+
+def _finish(sql: str, params: list, claim: Claim, unlock: bool) -> None:
+    with connection.cursor() as cursor:
+        if unlock:
+            # The lock ends as the statement's transaction commits: a taker that gets it in between still finds the
+            # claim under our row lock, and reads it done (or gone) once we commit, exactly as after an unlock.
+            cursor.execute(f"WITH _done AS ({sql}) SELECT pg_advisory_unlock(%s, %s)", [*params, *_lock_keys(
+                claim.row)])
+        else:
+            cursor.execute(sql, params)
 
 
 class EffectWatch:
@@ -188,11 +267,15 @@ class EffectWatch:
     still waiting for that commit: it counts too.
 
     The first committed write is also written on the claim (`took_effect`) at once: if the process dies from there on,
-    a retry finds the claim stale but effective, and gets `request_interrupted` instead of acting a second time."""
+    a retry finds the claim stale but effective, and gets `request_interrupted` instead of acting a second time. On
+    PostgreSQL a write that is its own transaction (autocommit, no atomic block: the single statement of a charge and
+    its event) carries the mark itself, in a WITH clause: the two commit together or not at all, in one round trip.
+    Any other write is marked after its commit, by a statement of its own."""
 
     def __init__(self, claim: Claim) -> None:
         self.claim = claim
         self.committed = False
+        self.inline = connection.vendor == "postgresql"
 
     def mark(self) -> None:
         if self.committed:
@@ -201,13 +284,33 @@ class EffectWatch:
         IdempotencyKey.objects.filter(pk=self.claim.row.pk, locked_at=self.claim.token).update(took_effect=True)
 
     def __call__(self, execute: Callable, sql: Any, params: Any, many: bool, context: dict) -> Any:
+        if self.committed:
+            return execute(sql, params, many, context)
+        write = WRITE_STATEMENT.match(sql) if isinstance(sql, str) else None
+        if write is not None and self.inline and not many and params and isinstance(params, list | tuple) and \
+                write.group(1).upper() != "MERGE" and _own_transaction(context["connection"]):
+            result = execute(*self._marked(sql, params), many, context)
+            self.committed = True  # the statement committed, and its mark with it
+            return result
         result = execute(sql, params, many, context)
-        if not self.committed and (not isinstance(sql, str) or WRITE_STATEMENT.match(sql)):
+        if write is not None or not isinstance(sql, str):
             transaction.on_commit(self.mark)
         return result
 
+    def _marked(self, sql: str, params: list | tuple) -> tuple[str, list]:
+        """The statement with the mark in its WITH list: placeholders are positional, the mark's come first."""
+        mark = _sql()["mark"]
+        opening = WITH_LIST.match(sql)
+        sql = sql[:opening.end()] + mark + ", " + sql[opening.end():] if opening else f"WITH {mark} {sql}"
+        return sql, [self.claim.row.pk, self.claim.token, *params]
+
     def effect(self) -> bool:
         return self.committed or any(entry[1] == self.mark for entry in connection.run_on_commit)
+
+
+def _own_transaction(connection: Any) -> bool:
+    """Whether a statement run now is a transaction of its own (committed when it returns)."""
+    return connection.get_autocommit() and not connection.in_atomic_block
 
 
 def idempotency_keys_purge(*, older_than: timedelta | None = None) -> int:
@@ -234,6 +337,7 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
         if claim.replay is not None:
             return claim.replay
         watch = EffectWatch(claim)
+        unlocked = False
         try:
             try:
                 with connection.execute_wrapper(watch):
@@ -248,11 +352,13 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
                     idempotency_release(claim=claim)
                 raise
             if 200 <= response.status_code < 300 or watch.effect():
-                idempotency_complete(claim=claim, response=response)
+                idempotency_complete(claim=claim, response=response, unlock=True)
             else:
-                idempotency_release(claim=claim)
+                idempotency_release(claim=claim, unlock=True)
+            unlocked = True
         finally:
-            _unlock(claim.row)
+            if not unlocked:
+                _unlock(claim.row)
         return response
 
     wrapper.idempotent = True

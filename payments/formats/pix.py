@@ -6,6 +6,7 @@ printable ASCII, so a length in characters is also a length in bytes, the unit t
 """
 
 import binascii
+import functools
 import re
 import string
 import unicodedata
@@ -69,6 +70,7 @@ def crc16(data: str) -> str:
     return f"{binascii.crc_hqx(data.encode('utf-8'), 0xFFFF):04X}"
 
 
+@functools.lru_cache(maxsize=1024)  # a merchant's name and city, folded for every charge: pure, so kept
 def fold_ascii(text: str, max_length: int) -> str:
     """Fold a name or city into the characters every bank app renders: letters, digits, space, '.', '-'.
 
@@ -111,10 +113,7 @@ def build(*, pix_key: str, amount_cents: int | None, merchant_name: str, merchan
         raise ValueError("pix_key must be non-empty, without surrounding spaces")
     if not (is_valid_txid(txid) or txid == NO_TXID):
         raise ValueError(f"txid must be {TXID_LENGTH} ASCII letters or digits, or {NO_TXID!r}")
-    name = fold_ascii(merchant_name, NAME_MAX_LENGTH)
-    city = fold_ascii(merchant_city, CITY_MAX_LENGTH)
-    if not name or not city:
-        raise ValueError("merchant name and city must keep at least one letter or digit after ASCII folding")
+    head, merchant = _merchant_fields(pix_key, merchant_name, merchant_city)
     amount = ""
     if amount_cents is not None:
         # bool is an int subclass; True must not become a 0.01 charge.
@@ -124,18 +123,29 @@ def build(*, pix_key: str, amount_cents: int | None, merchant_name: str, merchan
             raise ValueError(f"amount_cents too large for field 54 ({AMOUNT_MAX_LENGTH} characters)")
         amount = tlv("54", format_amount(amount_cents))
     payload = "".join([
-        tlv("00", "01"),
-        tlv("26", tlv("00", GUI) + tlv("01", pix_key)),
-        tlv("52", "0000"),  # merchant category code: not informed
-        tlv("53", "986"),  # ISO 4217 numeric code of the real
+        head,
         amount,
-        tlv("58", "BR"),
-        tlv("59", name),
-        tlv("60", city),
+        merchant,
         tlv("62", tlv("05", txid)),
         "6304",  # the CRC covers its own tag and length
     ])
     return payload + crc16(payload)
+
+
+@functools.lru_cache(maxsize=1024)  # the same for every charge of a merchant
+def _merchant_fields(pix_key: str, merchant_name: str, merchant_city: str) -> tuple[str, str]:
+    """The fields before the amount (00, 26, 52, 53) and those after it up to the txid (58, 59, 60)."""
+    name = fold_ascii(merchant_name, NAME_MAX_LENGTH)
+    city = fold_ascii(merchant_city, CITY_MAX_LENGTH)
+    if not name or not city:
+        raise ValueError("merchant name and city must keep at least one letter or digit after ASCII folding")
+    head = "".join([
+        tlv("00", "01"),
+        tlv("26", tlv("00", GUI) + tlv("01", pix_key)),
+        tlv("52", "0000"),  # merchant category code: not informed
+        tlv("53", "986"),  # ISO 4217 numeric code of the real
+    ])
+    return head, tlv("58", "BR") + tlv("59", name) + tlv("60", city)
 
 
 def _split(data: str, *, top_level: bool) -> list[tuple[str, str, int]]:

@@ -5,10 +5,12 @@ response, whatever it is, so a retry never acts twice."""
 
 import threading
 import time
+import uuid
 from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.urls import path
 from django.utils import timezone
 from rest_framework.request import Request
@@ -60,6 +62,14 @@ class TransactionStateApi(ApiView):
         return Response({"id": event.pk, "inAtomicBlock": connection.in_atomic_block}, status=201)
 
 
+class FailedWriteApi(ApiView):
+    """A write refused by the database, as its own transaction: nothing committed, so nothing may be marked."""
+
+    def post(self, request: Request) -> Response:
+        AccountEvent.objects.create(merchant_id=uuid.UUID(int=1), action="signed_up", reason="no such merchant")
+        return Response({}, status=201)
+
+
 class SlowEffectApi(ApiView):
     def post(self, request: Request) -> Response:
         event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="slow")
@@ -71,6 +81,7 @@ urlpatterns = [
     path("test/effect-then-crash", EffectThenCrashApi.as_view()),
     path("test/effect-then-error", EffectThenErrorResponseApi.as_view()),
     path("test/slow", SlowEffectApi.as_view()),
+    path("test/failed-write", FailedWriteApi.as_view()),
     path("test/rolled-back", RolledBackEffectApi.as_view()),
     path("test/transaction-state", TransactionStateApi.as_view()),
     *project_urlpatterns,
@@ -215,3 +226,38 @@ def test_a_slow_request_past_the_lock_timeout_is_never_taken_over(api_client_for
     assert retry.json()["error"]["code"] == "idempotency_key_in_use"
     assert results["first"].status_code == 201
     assert AccountEvent.objects.filter(reason="slow").count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_mark_rides_with_a_write_that_is_its_own_transaction(api, settings):
+    """On PostgreSQL the protocol adds two statements to the request's own: the claim with its lock, and the stored
+    response with the unlock; the request's write carries the `took_effect` mark in the same statement."""
+    settings.ROOT_URLCONF = __name__
+
+    with CaptureQueriesContext(connection) as captured:
+        response = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-11")
+
+    protocol = [query["sql"] for query in captured.captured_queries
+                if "integrations_idempotencykey" in query["sql"] or "advisory" in query["sql"]]
+    assert response.status_code == 201
+    assert len(protocol) == 3, protocol
+    assert "pg_try_advisory_lock" in protocol[0]
+    assert "_idempotency_mark" in protocol[1] and 'INSERT INTO "accounts_accountevent"' in protocol[1]
+    assert "pg_advisory_unlock" in protocol[2]
+    claim = IdempotencyKey.objects.get(key="k-11")
+    assert (claim.took_effect, claim.response_status, claim.locked_at) == (True, 201, None)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_write_that_fails_takes_its_mark_with_it_and_frees_the_key(api, settings):
+    settings.ROOT_URLCONF = __name__
+
+    response = api.post("/test/failed-write", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-12")
+
+    assert response.status_code == 500
+    assert not IdempotencyKey.objects.filter(key="k-12").exists()
+    with connection.cursor() as cursor:  # and its lock was let go
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+        assert cursor.fetchone()[0] == 0
