@@ -63,7 +63,7 @@ def dispute_list(request: HttpRequest) -> HttpResponse:
 
 def _dispute_page(request: HttpRequest, dispute: Dispute, *, evidence_form: EvidenceForm | None = None,
                   status: int = 200) -> HttpResponse:
-    is_open = dispute.status == DisputeStatus.OPEN
+    is_open = dispute.status == DisputeStatus.OPEN and not dispute.rail_answer_accept  # accepted: the bank closes it
     can_answer = is_open and dispute.evidence_due_by > timezone.now()
     sandbox_actions = []
     if not request.livemode and dispute.status in (DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW):

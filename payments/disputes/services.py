@@ -56,11 +56,14 @@ TRANSITIONS = {
     DisputeStatus.LOST: {DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW},
 }
 CLOSED = (DisputeStatus.WON, DisputeStatus.LOST, DisputeStatus.ACCEPTED)
+OPEN = (DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW)
 KIND_OF_METHOD = {PaymentMethod.CREDIT_CARD: DisputeKind.CHARGEBACK, PaymentMethod.PIX: DisputeKind.MED}
 DEFAULT_REASON = {DisputeKind.CHARGEBACK: "fraudulent", DisputeKind.MED: "fraud"}
 DISPUTABLE = (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED)
-# A rail's case is listed by when it was opened there, which may be a little before we first saw it.
-RAIL_CASE_SLACK = timedelta(days=1)
+# A rail's case is listed by when it was opened there: at most reconciliation's window before we first saw it.
+RAIL_CASE_SLACK = timedelta(days=30)
+# The answer that accepts a rail's case (the bank's analysts read Portuguese).
+ACCEPT_TEXT = "O recebedor aceita a infração e a devolução do valor."
 
 
 def evidence_days(kind: str) -> int:
@@ -127,6 +130,8 @@ def dispute_evidence_submit(*, merchant: Merchant, livemode: bool, dispute_id, t
     now = timezone.now()
 
     def check(dispute: Dispute) -> None:
+        if dispute.rail_answer_accept:
+            raise InvalidState(gettext("This dispute was accepted: the bank is closing it"))
         if dispute.status == DisputeStatus.OPEN and dispute.evidence_due_by <= now:
             raise InvalidState(gettext("The deadline for evidence has passed"))
 
@@ -135,8 +140,29 @@ def dispute_evidence_submit(*, merchant: Merchant, livemode: bool, dispute_id, t
 
 
 def dispute_accept(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute:
-    """The merchant gives the case up: the held money goes to the payer."""
-    return _dispute_move(dispute_id, to=DisputeStatus.ACCEPTED, merchant=merchant, livemode=livemode, answer=True)
+    """The merchant gives the case up: the held money goes to the payer. A live rail's case is the rail's to close:
+    the acceptance is sent to it as the answer and the case stays OPEN, its money held, until the rail closes it
+    (`dispute_rail_apply`: ACCEPTED, or WON if the rail left the money with the merchant after all)."""
+    rail_case = (Dispute.objects.filter(pk=dispute_id, merchant=merchant, livemode=livemode)
+                 .values_list("rail_reference", flat=True).first())
+    if rail_case is None:
+        raise NotFound("No such dispute")
+    if not rail_case:
+        return _dispute_move(dispute_id, to=DisputeStatus.ACCEPTED, merchant=merchant, livemode=livemode)
+    with transaction.atomic():
+        dispute = Dispute.objects.select_for_update().get(pk=dispute_id)
+        if dispute.rail_answer_accept:
+            return dispute  # accepted already: the answer is on its way, or sent
+        if dispute.status != DisputeStatus.OPEN:
+            raise InvalidState(gettext("A %(source)s dispute cannot become %(to)s") % {
+                "source": dispute.status, "to": DisputeStatus.ACCEPTED})
+        now = timezone.now()
+        Dispute.objects.filter(pk=dispute.pk, status=DisputeStatus.OPEN).update(
+            rail_answer=DisputeRailAnswer.PENDING, rail_answer_accept=True, updated_at=now)
+        dispute.rail_answer, dispute.rail_answer_accept, dispute.updated_at = DisputeRailAnswer.PENDING, True, now
+        _answer_queue(dispute.pk)
+    logger.info("payments.dispute_accept_sent_to_rail", extra={"dispute_id": str(dispute.pk)})
+    return dispute
 
 
 def dispute_decide(*, dispute_id, won: bool, merchant: Merchant | None = None, livemode: bool | None = None) -> Dispute:
@@ -183,8 +209,7 @@ def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, live
             changes["closed_at"] = now
         if answer and dispute.rail_reference:
             changes["rail_answer"] = DisputeRailAnswer.PENDING
-            transaction.on_commit(lambda: task_enqueue("payments.disputes.tasks.dispute_answer_send",
-                                                       dispute_id=str(dispute_id)), robust=True)
+            _answer_queue(dispute_id)
         updated = Dispute.objects.filter(pk=dispute.pk, status__in=sources or TRANSITIONS[to]).update(
             status=to, updated_at=now, **changes)
         if not updated:
@@ -223,8 +248,8 @@ def dispute_rail_apply(case: RailDispute) -> Dispute | None:
             logger.warning("payments.rail_dispute_not_opened",
                            extra={"rail_reference": case.reference, "payin_id": str(payin_id), "why": str(refusal)})
             return None
-        if dispute.rail_reference != case.reference:
-            logger.warning("payments.rail_dispute_second_case",
+        if dispute.rail_reference != case.reference:  # one dispute per charge and kind: staff must look
+            logger.error("payments.rail_dispute_second_case",
                            extra={"rail_reference": case.reference, "dispute_id": str(dispute.pk)})
             return None
     if dispute.status in CLOSED or case.status == dispute.status or case.status == DisputeStatus.OPEN:
@@ -232,6 +257,8 @@ def dispute_rail_apply(case: RailDispute) -> Dispute | None:
     try:
         if case.status == DisputeStatus.UNDER_REVIEW:  # answered at the bank itself
             return _dispute_move(dispute.pk, to=DisputeStatus.UNDER_REVIEW)
+        if case.status == DisputeStatus.LOST and dispute.rail_answer_accept:
+            return _dispute_move(dispute.pk, to=DisputeStatus.ACCEPTED, sources={DisputeStatus.OPEN})
         return dispute_decide(dispute_id=dispute.pk, won=case.status == DisputeStatus.WON)
     except InvalidState:  # the merchant (or another reconciliation) moved it meanwhile
         return Dispute.objects.get(pk=dispute.pk)
@@ -243,15 +270,17 @@ def dispute_answer_send(*, dispute_id) -> Dispute:
     dispute = Dispute.objects.get(pk=dispute_id)
     if dispute.rail_answer != DisputeRailAnswer.PENDING:
         return dispute
-    accept = dispute.status == DisputeStatus.ACCEPTED
-    text = dispute.evidence_text if not accept else "O recebedor aceita a infração e a devolução do valor."
+    accept = dispute.rail_answer_accept
+    text = ACCEPT_TEXT if accept else dispute.evidence_text
     rail = rails.for_mode(dispute.livemode)
     try:
         rail.dispute_answer(reference=dispute.rail_reference, accept=accept, text=text)
         outcome = DisputeRailAnswer.SENT
     except RailRefused:
-        outcome = _answer_outcome_after_refusal(rail, dispute)
+        outcome = _answer_outcome_after_refusal(rail, dispute, text)
     except RailError:
+        outcome = None
+    if outcome is None:
         logger.warning("payments.dispute_answer_rail_no_answer", extra={"dispute_id": str(dispute.pk)})
         return dispute
     Dispute.objects.filter(pk=dispute.pk, rail_answer=DisputeRailAnswer.PENDING).update(rail_answer=outcome)
@@ -261,14 +290,15 @@ def dispute_answer_send(*, dispute_id) -> Dispute:
     return dispute
 
 
-def _answer_outcome_after_refusal(rail: rails.Rail, dispute: Dispute) -> str:
-    """SENT when the rail already holds an answer to the case (an earlier attempt reached it), else REFUSED."""
+def _answer_outcome_after_refusal(rail: rails.Rail, dispute: Dispute, text: str) -> str | None:
+    """SENT when the rail holds this very answer (an earlier attempt reached it), REFUSED when it holds none or
+    another (a defence filed at the bank itself); None (ask again later) when the rail cannot be asked now."""
     try:
         cases = rail.disputes_list(start=dispute.created_at - RAIL_CASE_SLACK, end=timezone.now())
     except RailError:
-        return DisputeRailAnswer.REFUSED
+        return None
     case = next((case for case in cases if case.reference == dispute.rail_reference), None)
-    return DisputeRailAnswer.SENT if case is not None and case.answered else DisputeRailAnswer.REFUSED
+    return DisputeRailAnswer.SENT if case is not None and case.answer == text else DisputeRailAnswer.REFUSED
 
 
 def dispute_answers_pending(*, older_than: timedelta) -> list:
@@ -276,6 +306,12 @@ def dispute_answers_pending(*, older_than: timedelta) -> list:
     return list(Dispute.objects.filter(rail_answer=DisputeRailAnswer.PENDING,
                                        updated_at__lte=timezone.now() - older_than)
                 .values_list("pk", flat=True)[:BATCH])
+
+
+def _answer_queue(dispute_id) -> None:
+    """Send the answer once the caller's transaction commits (with the broker down, reconciliation sends it)."""
+    transaction.on_commit(lambda: task_enqueue("payments.disputes.tasks.dispute_answer_send",
+                                               dispute_id=str(dispute_id)), robust=True)
 
 
 def _money_back(dispute: Dispute, payin: Payin) -> None:

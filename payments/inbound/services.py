@@ -7,11 +7,12 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db.models import Min
 from django.utils import timezone
 
 from payments import rails
 from payments.disputes import services as disputes
-from payments.models import DisputeRailAnswer, Payin, PayinStatus, PaymentMethod, RailNotification
+from payments.models import Dispute, DisputeRailAnswer, Payin, PayinStatus, PaymentMethod, RailNotification
 from payments.payins import cards as card_charges
 from payments.payins import refunds
 from payments.payins import services as payins
@@ -85,11 +86,15 @@ def received_reconcile(rail: rails.Rail, *, hours: float) -> int:
 
 
 def disputes_reconcile(rail: rails.Rail) -> int:
-    """The rail's dispute cases of the last `DISPUTES_WINDOW`: new ones opened here, the others followed to where the
-    rail says they stand. How many cases named a charge of ours."""
+    """The rail's dispute cases of the last `DISPUTES_WINDOW` (and back to the oldest still open here): new ones
+    opened here, the others followed to where the rail says they stand. How many cases named a charge of ours."""
     end = timezone.now()
+    # From the window's start, or earlier while an older case of ours is still open: it is followed to its end.
+    oldest_open = (Dispute.objects.filter(livemode=True, status__in=disputes.OPEN).exclude(rail_reference="")
+                   .aggregate(oldest=Min("created_at"))["oldest"])
+    start = end - DISPUTES_WINDOW if oldest_open is None else min(end, oldest_open) - DISPUTES_WINDOW
     try:
-        cases = rail.disputes_list(start=end - DISPUTES_WINDOW, end=end)
+        cases = rail.disputes_list(start=start, end=end)
     except RailError:
         logger.warning("payments.disputes_reconcile_rail_error", extra={"rail": rail.name})
         return 0

@@ -175,6 +175,8 @@ class Payin(models.Model):
             models.Index(fields=["created_at"], name="payin_card_pending",
                          condition=Q(status="PENDING", payment_method="CREDIT_CARD")),
             models.Index(fields=["settle_at"], name="payin_settlement", condition=Q(settle_at__isnull=False)),
+            # A rail's MED case names the Pix it disputes by its end-to-end id.
+            models.Index(fields=["pix_end_to_end_id"], name="payin_pix_e2e", condition=~Q(pix_end_to_end_id="")),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="payin_amount_positive"),

@@ -119,6 +119,9 @@ class Dispute(models.Model):
     # The rail's id of the case (Efí's MED infraction id), when the rail opened it.
     rail_reference = models.CharField(max_length=64, blank=True)
     rail_answer = models.CharField(max_length=8, blank=True, choices=DisputeRailAnswer.choices)
+    # The merchant accepted a rail's case: the acceptance is the answer sent, and the case stays open (its money held)
+    # until the rail closes it, then ACCEPTED (or WON if the rail kept the money with the merchant after all).
+    rail_answer_accept = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     closed_at = models.DateTimeField(null=True, blank=True)

@@ -89,7 +89,7 @@ class Notification:
 class RailDispute:
     """A dispute case as the rail holds it (a Pix MED infraction), in our words. `status`: OPEN (waiting for the
     receiver's answer), UNDER_REVIEW (answered, the network decides), WON (rejected or dropped: the money stays) or
-    LOST (accepted: the money goes back to the payer). `answered`: the rail holds an answer of ours to it."""
+    LOST (accepted: the money goes back to the payer). `answer`: the text of the answer the rail holds ("" for none)."""
 
     reference: str
     end_to_end_id: str
@@ -97,7 +97,7 @@ class RailDispute:
     status: str
     reason: str = ""
     due_by: datetime | None = None
-    answered: bool = False
+    answer: str = ""
 
 
 class Rail(Protocol):

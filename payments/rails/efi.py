@@ -239,20 +239,27 @@ class EfiRail:
     def disputes_list(self, *, start: datetime, end: datetime) -> list[RailDispute]:
         cases = []
         for infracao in self.client.paged("/v2/gn/infracoes", "infracoes", start=start, end=end):
-            status = INFRACAO_STATUS.get(str(infracao.get("status", "")))
-            if status is None:
-                logger.warning("rails.infraction_status_unknown",
-                               extra={"rail": self.name, "status": str(infracao.get("status", ""))[:40]})
-                continue
-            analysis = infracao.get("dadosAnalise") or {}
-            due_by = parse_datetime(str(analysis.get("prazoFinalizacao") or ""))
-            cases.append(RailDispute(
-                reference=str(infracao["idInfracao"]), end_to_end_id=str(infracao.get("endToEndId") or ""),
-                amount=amount_parse(infracao["valor"]), status=status,
-                reason=str(infracao.get("tipoSituacao") or infracao.get("razao") or "")[:100],
-                due_by=due_by if due_by is None or due_by.tzinfo else due_by.replace(tzinfo=UTC),
-                answered=bool(infracao.get("defesa") or analysis.get("recebimentoDefesa"))))
-        return cases
+            try:
+                cases.append(self._infracao_case(infracao))
+            except (KeyError, TypeError, ValueError) as exc:  # one malformed item must not hide the others
+                logger.warning("rails.infraction_unreadable", extra={
+                    "rail": self.name, "id_infracao": str(infracao.get("idInfracao", ""))[:40], "why": str(exc)[:200]})
+        return [case for case in cases if case is not None]
+
+    def _infracao_case(self, infracao: dict) -> RailDispute | None:
+        status = INFRACAO_STATUS.get(str(infracao.get("status", "")))
+        if status is None:
+            logger.warning("rails.infraction_status_unknown",
+                           extra={"rail": self.name, "status": str(infracao.get("status", ""))[:40]})
+            return None
+        analysis = infracao.get("dadosAnalise") or {}
+        due_by = parse_datetime(str(analysis.get("prazoFinalizacao") or ""))
+        return RailDispute(
+            reference=str(infracao["idInfracao"]), end_to_end_id=str(infracao.get("endToEndId") or ""),
+            amount=amount_parse(infracao["valor"]), status=status,
+            reason=str(infracao.get("tipoSituacao") or infracao.get("razao") or "")[:100],
+            due_by=due_by if due_by is None or due_by.tzinfo else due_by.replace(tzinfo=UTC),
+            answer=str(infracao.get("defesa") or ""))
 
     def dispute_answer(self, *, reference: str, accept: bool, text: str) -> None:
         self.client.call("POST", f"/v2/gn/infracoes/{quote(reference, safe='')}/defesa",

@@ -118,25 +118,84 @@ def test_the_merchants_evidence_is_sent_to_the_bank_as_its_defence_and_a_rejecti
     assert_ledger_balanced()
 
 
-def test_accepting_tells_the_bank_and_the_payer_gets_the_money_once(
+def test_accepting_tells_the_bank_and_the_money_leaves_when_the_bank_closes_the_case(
         efi, live, queued, django_capture_on_commit_callbacks):
     charge, reference = infraction(efi, live)
     reconcile()
     dispute_id = the_dispute(live)["id"]
 
     accepted = answer(live, dispute_id, "accept", django_capture_on_commit_callbacks)
-    disputes.dispute_answer_send(dispute_id=dispute_id)
 
-    assert accepted["status"] == "ACCEPTED"
-    assert [(d["idInfracao"], d["analise"]) for d in efi.defences] == [(reference, "aceito")]
+    # The bank closes a MED case, not us: the acceptance is our answer, and the money stays held until then.
+    assert (accepted["status"], accepted["closedAt"]) == ("OPEN", None)
+    assert (balance(live)["available"], balance(live)["held"]) == (4950 - 5000, 5000)
+    assert queued == [("payments.disputes.tasks.dispute_answer_send", {"dispute_id": dispute_id})]
+    again = live.post(f"/disputes/{dispute_id}/accept", None, format="json")  # a repeat changes nothing
+    assert again.status_code == 200 and again.json() == accepted
+    disputes.dispute_answer_send(dispute_id=dispute_id)
+    assert efi.defences == [{"idInfracao": reference, "analise": "aceito", "justificativa": disputes.ACCEPT_TEXT}]
     assert efi.infracoes[reference]["status"] == ACEITA
+    refused = live.post(f"/disputes/{dispute_id}/evidence", {"text": EVIDENCE}, format="json")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "invalid_state"
+
+    reconcile()  # the bank says ACEITA: now the money goes to the payer, once
+
+    closed = the_dispute(live)
+    assert (closed["status"], closed["closedAt"] is not None) == ("ACCEPTED", True)
     refunded = get(live, charge["id"])
     assert (refunded["status"], refunded["refundedAmount"]) == ("REFUNDED", 5000)
     transactions = LedgerTransaction.objects.count()
-    reconcile()  # the bank now says ACEITA: the dispute is closed already, and the money left once
-    assert the_dispute(live)["status"] == "ACCEPTED" and LedgerTransaction.objects.count() == transactions
+    reconcile()
+    assert LedgerTransaction.objects.count() == transactions
     assert (balance(live)["available"], balance(live)["held"]) == (4950 - 5000, 0)
     assert_ledger_balanced()
+
+
+def test_an_acceptance_the_bank_overrides_leaves_the_money_with_the_merchant(
+        efi, live, queued, monkeypatch, django_capture_on_commit_callbacks):
+    charge, reference = infraction(efi, live)
+    reconcile()
+    dispute_id = the_dispute(live)["id"]
+    efi.fail_next("POST", "/v2/gn/infracoes/", mode="before", status=503)  # our acceptance does not get through
+    answer(live, dispute_id, "accept", django_capture_on_commit_callbacks)
+    disputes.dispute_answer_send(dispute_id=dispute_id)
+
+    efi.decide_infraction(reference, REJEITADA)  # meanwhile the bank rejects the infraction
+    monkeypatch.setattr(inbound, "RECONCILE_AFTER", timedelta(0))
+    reconcile()
+
+    assert the_dispute(live)["status"] == "WON"
+    assert get(live, charge["id"])["status"] == "PAID"
+    assert (balance(live)["available"], balance(live)["held"]) == (4950, 0)
+    assert Dispute.objects.get(pk=dispute_id).rail_answer == "REFUSED"  # sent again, refused: the case is closed
+    assert efi.defences == []
+    assert_ledger_balanced()
+
+
+def test_a_case_older_than_the_window_is_followed_while_it_is_open(efi, live):
+    _, reference = infraction(efi, live)
+    reconcile()
+    long_ago = timezone.now() - timedelta(days=45)
+    Dispute.objects.update(created_at=long_ago)
+    efi.infracoes[reference]["criadoEm"] = long_ago.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    efi.decide_infraction(reference, ACEITA)
+
+    reconcile()
+
+    assert the_dispute(live)["status"] == "LOST"
+
+
+def test_a_malformed_infraction_is_skipped_and_the_others_are_read(efi, live, caplog):
+    _, first = infraction(efi, live)
+    efi.infracoes[first]["valor"] = "cinquenta reais"
+    charge, e2eid = paid_charge(efi, live, 3000)
+    efi.open_infraction(e2eid)
+
+    with caplog.at_level(logging.WARNING, logger="payments.rails.efi"):
+        assert reconcile()["disputes"] == 1
+
+    assert the_dispute(live)["payinId"] == charge["id"]
+    assert [r.message for r in caplog.records if r.name == "payments.rails.efi"] == ["rails.infraction_unreadable"]
 
 
 @pytest.mark.parametrize(("decision", "outcome", "charge_status", "available"), [
@@ -268,3 +327,22 @@ def test_the_dashboard_shows_the_bank_case_and_where_the_answer_stands(
     assert f"<dt>Bank case</dt><dd><code>{reference}</code></dd>" in pending
     assert "<dt>Answer to the bank</dt><dd>Pending</dd>" in pending
     assert "<dt>Answer to the bank</dt><dd>Sent</dd>" in sent
+
+
+def test_the_dashboard_says_an_accepted_case_waits_for_the_bank_and_offers_no_more_answers(
+        efi, live, merchant, client, queued, django_capture_on_commit_callbacks):
+    infraction(efi, live)
+    reconcile()
+    dispute_id = the_dispute(live)["id"]
+    answer(live, dispute_id, "accept", django_capture_on_commit_callbacks)
+    client.force_login(merchant.owner)
+    session = client.session
+    session["livemode"] = True
+    session.save()
+
+    page = client.get(f"/dashboard/disputes/{dispute_id}/").content.decode()
+
+    assert "You accepted this dispute: the bank returns the money to the payer" in page
+    assert "<dt>Answer to the bank</dt><dd>Accepted · Pending</dd>" in page
+    assert f"/dashboard/disputes/{dispute_id}/accept/" not in page
+    assert f"/dashboard/disputes/{dispute_id}/evidence/" not in page
