@@ -8,8 +8,9 @@ left up to a third of a core idle and tripled p99. The payout's lock is held for
 waits no longer leave a core idle for want of a spare worker. `WEB_CONCURRENCY` overrides the count, as on most
 platforms."""
 
-import multiprocessing
 import os
 
 worker_class = "sync"
-workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() + 1)
+# The cores this process may run on (a cpuset or taskset narrows them; a container's CPU quota does not show here:
+# set WEB_CONCURRENCY there).
+workers = int(os.environ.get("WEB_CONCURRENCY") or len(os.sched_getaffinity(0)) + 1)

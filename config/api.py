@@ -175,9 +175,12 @@ class Listing:
     filters: dict[str, Any]
 
     @classmethod
-    def of(cls, model: type[Model], columns: tuple[str, ...], **filters: Any) -> Listing:
-        """The filters that were given (None means "not filtered")."""
-        return cls(model, columns, {name: value for name, value in filters.items() if value is not None})
+    def of(cls, model: type[Model], columns: tuple[str, ...], *, scope: dict[str, Any], **filters: Any) -> Listing:
+        """`scope`: what every row must match (the merchant and mode, or the parent object), never dropped; `filters`:
+        the optional ones that were given (None means "not filtered")."""
+        if not scope or any(value is None for value in scope.values()):
+            raise ValueError(f"a listing of {model.__name__} needs its scope, got {scope!r}")
+        return cls(model, columns, {**scope, **{name: value for name, value in filters.items() if value is not None}})
 
     def queryset(self) -> QuerySet:
         """The same rows as model instances (for the pages that need more than the columns)."""

@@ -252,10 +252,12 @@ def idempotency_release(*, claim: Claim, unlock: bool = False) -> None:
 def _finish(sql: str, params: list, claim: Claim, unlock: bool) -> None:
     with connection.cursor() as cursor:
         if unlock:
-            # The lock ends as the statement's transaction commits: a taker that gets it in between still finds the
-            # claim under our row lock, and reads it done (or gone) once we commit, exactly as after an unlock.
-            cursor.execute(f"WITH _done AS ({sql}) SELECT pg_advisory_unlock(%s, %s)", [*params, *_lock_keys(
-                claim.row)])
+            # The unlock reads `_done`, so the write runs first (a data-modifying WITH nobody reads would run after
+            # the main query). A taker that gets the lock before our commit still finds the claim under our row
+            # lock, and reads it done (or gone) once we commit, exactly as after an unlock.
+            cursor.execute(f"WITH _done AS ({sql} RETURNING 1) "  # noqa: S608 (our own statements, _sql())
+                           "SELECT pg_advisory_unlock(%s, %s) FROM (SELECT count(*) FROM _done) AS _written",
+                           [*params, *_lock_keys(claim.row)])
         else:
             cursor.execute(sql, params)
 

@@ -41,7 +41,7 @@ def payin_rows(*, merchant: Merchant, livemode: bool, status: str | None = None,
     """Scoped to the merchant and mode; each filter has an index beginning (merchant, livemode, filter) and ending
     (created_at, id), so a page costs the same at any depth and with any of them. The columns the API body reads,
     for `config.api.paginate`."""
-    return Listing.of(Payin, PAYIN_COLUMNS, merchant_id=merchant.pk, livemode=livemode, status=status,
+    return Listing.of(Payin, PAYIN_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": livemode}, status=status,
                       payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
                       created_at__lt=created_to)
 
@@ -59,4 +59,4 @@ def refund_list(*, payin: Payin) -> list[Refund]:
 def payin_refunds(*, payin: Payin) -> Listing:
     """A charge's refunds for `config.api.paginate` (which orders them newest first); a charge has few, found through
     the index on their charge."""
-    return Listing.of(Refund, REFUND_COLUMNS, payin_id=payin.pk)
+    return Listing.of(Refund, REFUND_COLUMNS, scope={"payin_id": payin.pk})

@@ -33,8 +33,9 @@ def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
 def payout_rows(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
                 created_from: datetime | None = None, created_to: datetime | None = None) -> Listing:
     """The columns the API body reads, for `config.api.paginate`."""
-    return Listing.of(Payout, PAYOUT_COLUMNS, merchant_id=merchant.pk, livemode=livemode, status=status,
-                      reference_id=reference_id, created_at__gte=created_from, created_at__lt=created_to)
+    return Listing.of(Payout, PAYOUT_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": livemode},
+                      status=status, reference_id=reference_id, created_at__gte=created_from,
+                      created_at__lt=created_to)
 
 
 def payout_list(**filters: Any) -> QuerySet[Payout]:

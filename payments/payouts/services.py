@@ -157,6 +157,8 @@ def _reserve(payout: Payout, *, daily_max: int) -> None:
                 "used": used, "daily_max": daily_max}, param="amount")
     if outcome == "balance":
         raise InsufficientBalance()
+    if outcome != "ok":
+        raise RuntimeError(f"payments_payout_reserve answered {outcome!r}")  # never accept what was not decided
 
 
 _RESERVE_SQL = "SELECT outcome, day_total FROM payments_payout_reserve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
