@@ -60,8 +60,10 @@ OPEN = (DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW)
 KIND_OF_METHOD = {PaymentMethod.CREDIT_CARD: DisputeKind.CHARGEBACK, PaymentMethod.PIX: DisputeKind.MED}
 DEFAULT_REASON = {DisputeKind.CHARGEBACK: "fraudulent", DisputeKind.MED: "fraud"}
 DISPUTABLE = (PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED)
-# A rail's case is listed by when it was opened there: at most reconciliation's window before we first saw it.
-RAIL_CASE_SLACK = timedelta(days=30)
+# A rail's cases are listed by when they were opened there, and stay open for days (the analysis deadline, then the
+# bank's own decision): reconciliation lists this far back (and further while an older case is still open here), so a
+# case we know was opened at most this long before we first saw it.
+RAIL_CASE_WINDOW = timedelta(days=30)
 # The answer that accepts a rail's case (the bank's analysts read Portuguese).
 ACCEPT_TEXT = "O recebedor aceita a infração e a devolução do valor."
 
@@ -250,7 +252,7 @@ def dispute_rail_apply(case: RailDispute) -> Dispute | None:
             return None
         if dispute.rail_reference != case.reference:  # one dispute per charge and kind: staff must look
             logger.error("payments.rail_dispute_second_case",
-                           extra={"rail_reference": case.reference, "dispute_id": str(dispute.pk)})
+                         extra={"rail_reference": case.reference, "dispute_id": str(dispute.pk)})
             return None
     if dispute.status in CLOSED or case.status == dispute.status or case.status == DisputeStatus.OPEN:
         return dispute
@@ -294,7 +296,7 @@ def _answer_outcome_after_refusal(rail: rails.Rail, dispute: Dispute, text: str)
     """SENT when the rail holds this very answer (an earlier attempt reached it), REFUSED when it holds none or
     another (a defence filed at the bank itself); None (ask again later) when the rail cannot be asked now."""
     try:
-        cases = rail.disputes_list(start=dispute.created_at - RAIL_CASE_SLACK, end=timezone.now())
+        cases = rail.disputes_list(start=dispute.created_at - RAIL_CASE_WINDOW, end=timezone.now())
     except RailError:
         return None
     case = next((case for case in cases if case.reference == dispute.rail_reference), None)

@@ -28,9 +28,6 @@ logger = logging.getLogger(__name__)
 # which would answer "never received".
 RECONCILE_AFTER = timedelta(seconds=30)
 CHARGES_PER_RUN = 100
-# MED cases are listed by the day they were opened and stay open for days (the analysis deadline, then Efí's own
-# decision): a case is followed for this long.
-DISPUTES_WINDOW = timedelta(days=30)
 
 
 def notifications_receive(*, rail_name: str, body: bytes) -> tuple[int, int]:
@@ -86,13 +83,13 @@ def received_reconcile(rail: rails.Rail, *, hours: float) -> int:
 
 
 def disputes_reconcile(rail: rails.Rail) -> int:
-    """The rail's dispute cases of the last `DISPUTES_WINDOW` (and back to the oldest still open here): new ones
+    """The rail's dispute cases of the last `RAIL_CASE_WINDOW` (and back from the oldest still open here): new ones
     opened here, the others followed to where the rail says they stand. How many cases named a charge of ours."""
     end = timezone.now()
-    # From the window's start, or earlier while an older case of ours is still open: it is followed to its end.
+    # Back from the oldest case of ours still open (it is followed to its end), or from now.
     oldest_open = (Dispute.objects.filter(livemode=True, status__in=disputes.OPEN).exclude(rail_reference="")
                    .aggregate(oldest=Min("created_at"))["oldest"])
-    start = end - DISPUTES_WINDOW if oldest_open is None else min(end, oldest_open) - DISPUTES_WINDOW
+    start = (oldest_open or end) - disputes.RAIL_CASE_WINDOW
     try:
         cases = rail.disputes_list(start=start, end=end)
     except RailError:

@@ -240,11 +240,14 @@ class EfiRail:
         cases = []
         for infracao in self.client.paged("/v2/gn/infracoes", "infracoes", start=start, end=end):
             try:
-                cases.append(self._infracao_case(infracao))
+                case = self._infracao_case(infracao)
             except (KeyError, TypeError, ValueError) as exc:  # one malformed item must not hide the others
                 logger.warning("rails.infraction_unreadable", extra={
                     "rail": self.name, "id_infracao": str(infracao.get("idInfracao", ""))[:40], "why": str(exc)[:200]})
-        return [case for case in cases if case is not None]
+                continue
+            if case is not None:
+                cases.append(case)
+        return cases
 
     def _infracao_case(self, infracao: dict) -> RailDispute | None:
         status = INFRACAO_STATUS.get(str(infracao.get("status", "")))

@@ -59,3 +59,11 @@ def efi(settings, certificates) -> Iterator[FakeEfi]:
 def live(api_client_for, merchant):
     """A live key pair of the merchant."""
     return api_client_for(*ApiKeyFactory.with_secret(merchant=merchant, livemode=True))
+
+
+def dashboard_live(client, user) -> None:
+    """`client` signed in to the dashboard as `user`, looking at live mode."""
+    client.force_login(user)
+    session = client.session
+    session["livemode"] = True
+    session.save()

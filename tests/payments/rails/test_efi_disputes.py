@@ -15,6 +15,7 @@ from payments.disputes import services as disputes
 from payments.inbound import services as inbound
 from payments.models import Dispute, LedgerTransaction
 from tests.payments.payins.test_payin_api import assert_ledger_balanced, iso
+from tests.payments.rails.conftest import dashboard_live
 from tests.payments.rails.efi_fake import ACEITA, CANCELADA_EFI, EM_DEFESA, REJEITADA, parse_rfc3339
 from tests.payments.rails.test_efi_payins import balance, get, paid_charge
 from webhooks.models import Event
@@ -315,10 +316,7 @@ def test_the_dashboard_shows_the_bank_case_and_where_the_answer_stands(
     reconcile()
     dispute_id = the_dispute(live)["id"]
     answer(live, dispute_id, "evidence", django_capture_on_commit_callbacks, text=EVIDENCE)
-    client.force_login(merchant.owner)
-    session = client.session
-    session["livemode"] = True
-    session.save()
+    dashboard_live(client, merchant.owner)
 
     pending = client.get(f"/dashboard/disputes/{dispute_id}/").content.decode()
     disputes.dispute_answer_send(dispute_id=dispute_id)
@@ -335,10 +333,7 @@ def test_the_dashboard_says_an_accepted_case_waits_for_the_bank_and_offers_no_mo
     reconcile()
     dispute_id = the_dispute(live)["id"]
     answer(live, dispute_id, "accept", django_capture_on_commit_callbacks)
-    client.force_login(merchant.owner)
-    session = client.session
-    session["livemode"] = True
-    session.save()
+    dashboard_live(client, merchant.owner)
 
     page = client.get(f"/dashboard/disputes/{dispute_id}/").content.decode()
 

@@ -17,7 +17,7 @@ from payments.formats import pix
 from payments.models import LedgerTransaction, Payin, RailNotification, Refund, UnmatchedPayment
 from payments.unmatched import services as unmatched_services
 from tests.payments.payins.test_payin_api import expected_charge, payin_body
-from tests.payments.rails.conftest import WEBHOOK_SECRET
+from tests.payments.rails.conftest import WEBHOOK_SECRET, dashboard_live
 from tests.payments.rails.efi_fake import CLIENT_COMMON_NAME, DEVOLVIDO, NAO_REALIZADO
 from webhooks.models import Event
 
@@ -292,10 +292,7 @@ def test_a_refund_whose_call_failed_mid_way_is_asked_for_under_the_same_id(efi, 
 # --- Dashboard -------------------------------------------------------------------------------------------------------
 def test_the_dashboard_shows_the_rails_ids_of_a_live_charge(efi, live, merchant, client):
     charge, e2eid = paid_charge(efi, live)
-    client.force_login(merchant.owner)
-    session = client.session
-    session["livemode"] = True
-    session.save()
+    dashboard_live(client, merchant.owner)
 
     page = client.get(f"/dashboard/charges/{charge['id']}/").content.decode()
 

@@ -13,6 +13,7 @@ from payments.models import Payout
 from payments.payouts.services import payout_process, payouts_reconcile
 from payments.rails import efi as efi_rail
 from tests.payments.payouts.test_payout_api import CPF, fund, payout_test_setup
+from tests.payments.rails.conftest import dashboard_live
 from tests.payments.rails.efi_fake import NAO_REALIZADO, REALIZADO
 
 pytestmark = pytest.mark.django_db
@@ -133,10 +134,7 @@ def test_a_lost_send_notification_is_recovered_by_reconciliation(efi, live, fund
 def test_the_dashboard_shows_the_rails_ids_of_a_live_payout(efi, live, funded, merchant, client):
     payout = create(live)
     payout_process(payout_id=payout["id"])
-    client.force_login(merchant.owner)
-    session = client.session
-    session["livemode"] = True
-    session.save()
+    dashboard_live(client, merchant.owner)
 
     page = client.get(f"/dashboard/payouts/{payout['id']}/").content.decode()
 
