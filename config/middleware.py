@@ -11,6 +11,9 @@ import uuid
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.auth import middleware as auth
+from django.contrib.messages import middleware as messages
+from django.contrib.sessions import middleware as sessions
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.locale import LocaleMiddleware
@@ -138,3 +141,30 @@ class LanguageMiddleware(LocaleMiddleware):
         if is_api_path(request.path):
             return response
         return super().process_response(request, response)
+
+
+class PagesOnly:
+    """For Django's middleware that only the pages people read use: the session, the signed-in user and the flash
+    messages. The JSON API authenticates every request by its key and keeps no session, so its requests go straight
+    through. Each class below is a subclass of Django's own, in its place in MIDDLEWARE, so Django's checks still
+    find it (admin.E408-E410). CSRF stays Django's own on every path: it costs little where views are exempt (DRF's
+    are), and a view on an API path that is not exempt is still refused a POST without a token."""
+
+    get_response: Callable[[HttpRequest], HttpResponse]
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_path(request.path):
+            return self.get_response(request)
+        return super().__call__(request)  # type: ignore[misc]
+
+
+class SessionMiddleware(PagesOnly, sessions.SessionMiddleware):
+    pass
+
+
+class AuthenticationMiddleware(PagesOnly, auth.AuthenticationMiddleware):
+    pass
+
+
+class MessageMiddleware(PagesOnly, messages.MessageMiddleware):
+    pass

@@ -62,12 +62,13 @@ MIDDLEWARE = [
     "config.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # config.middleware.PagesOnly: Django's session, user and message middleware, skipped on API paths
+    "config.middleware.SessionMiddleware",
     "config.middleware.LanguageMiddleware",  # after sessions, before common (Django's LocaleMiddleware's place)
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.AuthenticationMiddleware",
+    "config.middleware.MessageMiddleware",
     "accounts.middleware.DashboardSecurityMiddleware",  # CSP, the admin's sign-in and 2FA, staff audit, sessions
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "payments.middleware.SimulatedLiveModeMiddleware",  # live API responses on the simulator say so

@@ -32,6 +32,9 @@ urlpatterns = [
     path("health", HealthApi.as_view(), name="health"),
     path("metrics", metrics_view, name="metrics"),  # Prometheus, with METRICS_TOKEN (config/metrics.py)
     path("ping", baseline, name="ping"),  # no database, no auth: liveness, and the benchmark's yardstick
+    # The API before the pages: Django tries patterns in order, and an include that matches no path raises and
+    # catches Resolver404, so every API request would pay for the hosted pages' and the rails' includes.
+    *api_patterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[]),
          name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi", template_name="docs.html"), name="docs"),
@@ -41,6 +44,5 @@ urlpatterns = [
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include(("payments.hosted.urls", "pay"))),
     path("", include((rail_urls.urlpatterns, "rails"))),
-    *api_patterns,
 ]
 

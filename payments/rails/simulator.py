@@ -53,29 +53,26 @@ class SimulatorRail:
 
     def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
                        rail_token: str | None) -> CardResult:
-        # The simulated PSP's own books are written in one transaction of its own (a real PSP's are not ours to see):
-        # the caller never has one open around this call.
-        with transaction.atomic():
-            return self._card_authorize(key=key, livemode=livemode, amount=amount, card=card, rail_token=rail_token)
-
-    def _card_authorize(self, *, key: str, livemode: bool, amount: int, card: CardData | None,
-                        rail_token: str | None) -> CardResult:
+        # The simulated PSP's own books (a real PSP's are not ours to see): a new card's token and the charge are
+        # written by one INSERT, so both exist or neither, with no transaction of ours open around the call.
         previous = self._repeat(key)
         if previous is not None:
             return self._card_result(previous)
+        token_operation = None
         if card is not None:
             # The test numbers decide the outcome in both modes (live mode on the simulator can be tried with them);
             # any other valid card, which only live mode lets through, is approved.
             outcome = TEST_CARDS.get(card.number, PAID)
             rail_token = "simtok_" + random_code(24)
-            SimulatorOperation.objects.create(key=rail_token, kind="card_token", livemode=livemode, amount=0,
-                                              status="ACTIVE", outcome=outcome)
+            token_operation = SimulatorOperation(key=rail_token, kind="card_token", livemode=livemode, amount=0,
+                                                 status="ACTIVE", outcome=outcome)
         else:
             stored = SimulatorOperation.objects.filter(key=rail_token, kind="card_token").first()
             outcome = stored.outcome if stored else "processing_error"
         operation = self._record(key=key, kind="card", livemode=livemode, amount=amount,
                                  status="SUCCEEDED" if outcome == PAID else "FAILED",
-                                 outcome="" if outcome == PAID else outcome, reference=rail_token or "")
+                                 outcome="" if outcome == PAID else outcome, reference=rail_token or "",
+                                 with_operation=token_operation)
         return self._card_result(operation)
 
     def card_status(self, *, key: str) -> CardResult:
@@ -94,13 +91,12 @@ class SimulatorRail:
     # --- Refunds -----------------------------------------------------------------------------------------------------
     def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,
                       end_to_end_id: str = "") -> OperationStatus:
-        with transaction.atomic():  # the simulated PSP's books, as for card_authorize
-            previous = self._repeat(key)
-            if previous is None:
-                # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
-                status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
-                previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
-                                        reference=payin_key)
+        previous = self._repeat(key)
+        if previous is None:
+            # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
+            status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
+            previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
+                                    reference=payin_key)
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
     def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus:
@@ -226,12 +222,17 @@ class SimulatorRail:
         return None
 
     @staticmethod
-    def _record(**fields) -> SimulatorOperation:
+    def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
+        """The operation, and `with_operation` in the same INSERT when given: one statement, atomic by itself."""
+        operation = SimulatorOperation(**fields)
+        rows = [operation] if with_operation is None else [with_operation, operation]
         try:
             if not transaction.get_connection().in_atomic_block:  # one INSERT is atomic: no BEGIN and COMMIT
-                return SimulatorOperation.objects.create(**fields)
+                SimulatorOperation.objects.bulk_create(rows)
+                return operation
             with transaction.atomic():  # a savepoint, so that a lost race leaves the caller's transaction usable
-                return SimulatorOperation.objects.create(**fields)
+                SimulatorOperation.objects.bulk_create(rows)
+                return operation
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])
 
