@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from config import inserts
 from config.errors import InvalidState
 from payments import rails
 from payments.formats.cards import bin6, brand, fingerprint, last4
@@ -63,7 +64,7 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
                       "installments": card["installments"], "token": None}
     # Committed before the call (one INSERT, autocommit): whatever happens next, the rail can only have charged a
     # charge we know of. Its event waits for the answer, so a charge answered at once has one event, as before.
-    payin.save(force_insert=True)
+    inserts.insert(payin)
     try:
         result = rail.card_authorize(key=str(payin.id), livemode=payin.livemode, amount=payin.amount,
                                      installments=card["installments"], card=card_data,
@@ -74,22 +75,23 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
         return _card_left_pending(payin)
     if result.status not in ("PAID", "FAILED"):  # the rail holds it: ask again later
         return _card_left_pending(payin)
+    new_token = ()
+    if result.status == "PAID" and token is None and card_data is not None:
+        token = CardToken(token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"),
+                          merchant=payin.merchant, livemode=payin.livemode, rail_token=result.rail_token,
+                          brand=payin.card["brand"], bin=payin.card["bin"], last4=payin.card["last4"],
+                          holder_name=card_data.holder_name, expiration_month=card_data.expiration_month,
+                          expiration_year=card_data.expiration_year,
+                          fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
+        payin.card["token"] = token.token
+        new_token = (token,)  # written in the payin.paid event's statement
     try:
         with transaction.atomic():
-            if result.status == "PAID" and token is None and card_data is not None:
-                token = CardToken.objects.create(
-                    token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"),
-                    merchant=payin.merchant, livemode=payin.livemode, rail_token=result.rail_token,
-                    brand=payin.card["brand"], bin=payin.card["bin"], last4=payin.card["last4"],
-                    holder_name=card_data.holder_name, expiration_month=card_data.expiration_month,
-                    expiration_year=card_data.expiration_year,
-                    fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
-                payin.card["token"] = token.token
             # No lock needed first: the transition is a conditional update from PENDING, which finds nothing to move
-            # (InvalidState, and the token goes with the rollback) when reconciliation recorded the answer first.
+            # (InvalidState, and the token is never written) when reconciliation recorded the answer first.
             return _card_result_apply(payin, status=result.status, failure_code=result.failure_code,
                                       authorization_code=result.authorization_code, previous_status=None,
-                                      card=payin.card)
+                                      card=payin.card, rows=new_token)
     except InvalidState:
         return Payin.objects.select_related("merchant").get(pk=payin.pk)
 

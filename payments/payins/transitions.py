@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from django.db.models import F
+from django.db.models import F, Model
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -64,9 +64,10 @@ def payin_locked(payin_id, *, merchant: Merchant | None = None, livemode: bool |
 
 
 def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "", now: datetime | None = None,
-                     **changes) -> Payin:
+                     rows: tuple[Model, ...] = (), **changes) -> Payin:
     """Move a locked charge with one conditional update and record its event; `previous_status=None` marks a charge
-    created in this status (its event's previousStatus is null)."""
+    created in this status (its event's previousStatus is null). `rows`: new rows of the caller's, written in the
+    event's statement."""
     now = now or timezone.now()
     source = payin.status
     updated = Payin.objects.filter(pk=payin.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
@@ -79,7 +80,7 @@ def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "",
     for name, value in changes.items():
         setattr(payin, name, value)
     payin_event_record(payin, f"payin.{to.lower()}",
-                       previous_status=source if previous_status == "" else previous_status)
+                       previous_status=source if previous_status == "" else previous_status, rows=rows)
     return payin
 
 
@@ -89,13 +90,13 @@ def payin_refunded_amount_add(payin: Payin, amount: int, *, now: datetime) -> No
     readcache.changed(readcache.key("payin", payin.pk))
 
 
-def payin_event_record(payin: Payin, type: str, *, previous_status: str | None) -> None:
+def payin_event_record(payin: Payin, type: str, *, previous_status: str | None, rows: tuple[Model, ...] = ()) -> None:
     event_record(merchant=payin.merchant, livemode=payin.livemode, type=type, obj=payin_serialize(payin),
-                 previous_status=previous_status, webhook_url=payin.webhook_url or None)
+                 previous_status=previous_status, webhook_url=payin.webhook_url or None, rows=rows)
 
 
 def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_status: str | None = "",
-                    **changes) -> Payin:
+                    rows: tuple[Model, ...] = (), **changes) -> Payin:
     """Credit the money that arrived: the net to `available` (PIX, BOLETO, test-mode cards) or to `pending` until
     the card settlement date; the fee to the platform."""
     now = timezone.now()
@@ -107,7 +108,8 @@ def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_stat
         if days > 0:
             target = AccountKind.PENDING
             changes["settle_at"] = now + timedelta(days=days)
-    payin = payin_transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, **changes)
+    payin = payin_transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, rows=rows,
+                             **changes)
     ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
                 reference_id=payin.reference_id, description=f"{payin.payment_method} charge", legs=[
                     Leg(AccountKind.RAIL_IN, -payin.amount, LineType.PAYIN),

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config import inserts
 from config.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -225,13 +226,13 @@ class SimulatorRail:
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
         """The operation, and `with_operation` in the same INSERT when given: one statement, atomic by itself."""
         operation = SimulatorOperation(**fields)
-        rows = [operation] if with_operation is None else [with_operation, operation]
+        rows = (operation,) if with_operation is None else (with_operation, operation)
         try:
             if not transaction.get_connection().in_atomic_block:  # one INSERT is atomic: no BEGIN and COMMIT
-                SimulatorOperation.objects.bulk_create(rows)
+                inserts.insert(*rows)
                 return operation
             with transaction.atomic():  # a savepoint, so that a lost race leaves the caller's transaction usable
-                SimulatorOperation.objects.bulk_create(rows)
+                inserts.insert(*rows)
                 return operation
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])

@@ -441,6 +441,32 @@ def test_a_card_rail_timeout_leaves_the_charge_pending_and_reconciliation_pays_i
     assert_ledger_balanced()
 
 
+def test_a_card_answer_recorded_first_by_reconciliation_is_kept_and_the_request_writes_no_token(api, monkeypatch):
+    # The rail answers the request slowly: meanwhile reconciliation asks under the same key and records PAID. The
+    # request's own answer then finds nothing to move: no second payin.paid, no second movement, no card token
+    # (the token is written only with the request's payin.paid event).
+    original = SimulatorRail.card_authorize
+
+    def slow_answer(self, **kwargs):
+        answer = original(self, **kwargs)
+        assert card_charges.card_charges_reconcile(older_than=timedelta(0)) == 1
+        return answer
+
+    monkeypatch.setattr(SimulatorRail, "card_authorize", slow_answer)
+
+    response = api.post("/payin", payin_body("CREDIT_CARD", amount=10000), format="json")
+
+    assert response.status_code == 201
+    paid = response.json()
+    assert paid == get(api, paid["id"])
+    assert paid["status"] == "PAID" and paid["card"]["token"] is None
+    assert [event["type"] for event in events_of(api, paid["id"])] == ["payin.paid"]
+    assert LedgerTransaction.objects.filter(object_id=paid["id"]).count() == 1
+    assert CardToken.objects.count() == 0
+    assert balance(api)["available"] == 9562
+    assert_ledger_balanced()
+
+
 def test_a_card_rail_timeout_on_a_declined_card_reconciles_to_failed(api, monkeypatch, rail_calls):
     card_rail_times_out(monkeypatch, rail_calls)
     pending = create(api, "CREDIT_CARD", card=card_with("4000000000009995"))
