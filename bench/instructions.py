@@ -36,6 +36,7 @@ SCENARIOS = {
     "GET /payin/{id}": ("GET", "/payin/{payin_id}", None, "charges", (100, 400)),
     "GET /payin?limit=20": ("GET", "/payin?limit=20", None, "charges", (50, 200)),
     "POST /payin PIX": ("POST", "/payin", "PIX", None, (50, 200)),
+    "POST /payin BOLETO": ("POST", "/payin", "BOLETO", None, (50, 200)),
     "POST /payin CREDIT_CARD": ("POST", "/payin", "CREDIT_CARD", None, (50, 200)),
     "POST /payout": ("POST", "/payout", "payout", "funds", (50, 200)),
 }
