@@ -122,6 +122,7 @@ if CACHES["default"]["BACKEND"].endswith("RedisCache"):
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, with whole messages only (config/broker.py)
     _broker_dir = LOCAL_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
