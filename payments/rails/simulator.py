@@ -9,6 +9,7 @@ path as a real one: stored raw, then processed idempotently.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from datetime import date, datetime, timedelta
@@ -227,15 +228,15 @@ class SimulatorRail:
         """The operation, and `with_operation` in the same INSERT when given: one statement, atomic by itself."""
         operation = SimulatorOperation(**fields)
         rows = (operation,) if with_operation is None else (with_operation, operation)
+        # Outside a transaction one INSERT is atomic by itself (no BEGIN and COMMIT); inside one, a savepoint, so that
+        # a lost race leaves the caller's transaction usable.
+        in_transaction = transaction.get_connection().in_atomic_block
         try:
-            if not transaction.get_connection().in_atomic_block:  # one INSERT is atomic: no BEGIN and COMMIT
+            with transaction.atomic() if in_transaction else contextlib.nullcontext():
                 inserts.insert(*rows)
-                return operation
-            with transaction.atomic():  # a savepoint, so that a lost race leaves the caller's transaction usable
-                inserts.insert(*rows)
-                return operation
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])
+        return operation
 
 
 rail = SimulatorRail()
