@@ -121,6 +121,8 @@ if CACHES["default"]["BACKEND"].endswith("RedisCache"):
 # --- Celery --------------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if CELERY_BROKER_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "config.broker:RedisTransport"  # kombu's, one client per channel (config/broker.py)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, with whole messages only (config/broker.py)
     _broker_dir = LOCAL_DIR / "broker"
@@ -308,6 +310,9 @@ FEE_PAYOUT_FIXED = env.int("FEE_PAYOUT_FIXED", default=0)
 CHARGE_MAX_AMOUNT = env.int("CHARGE_MAX_AMOUNT", default=10_000_000)
 PAYOUT_MAX_AMOUNT = env.int("PAYOUT_MAX_AMOUNT", default=5_000_000)
 PAYOUT_DAILY_MAX = env.int("PAYOUT_DAILY_MAX", default=20_000_000)
+# The most payouts one worker task starts and sends (issue 17): the rail's own `payout_batch` (50 on the simulator,
+# 5 on Efí), never more than this.
+PAYOUT_BATCH_MAX = env.int("PAYOUT_BATCH_MAX", default=50)
 CARD_SETTLEMENT_DAYS = env.int("CARD_SETTLEMENT_DAYS", default=30)
 # Days a merchant has to answer a dispute with evidence before it is LOST (issue 14): card chargebacks, Pix MED.
 DISPUTE_CHARGEBACK_EVIDENCE_DAYS = env.int("DISPUTE_CHARGEBACK_EVIDENCE_DAYS", default=7)

@@ -42,6 +42,18 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
     return event
 
 
+def events_record(events: list[dict]) -> list[Event]:
+    """Several events, each given as `event_build`'s keyword arguments, and their deliveries, recorded as
+    `event_record` records one, in one statement (the worker moving a batch of payouts)."""
+    if not events:
+        return []
+    built = [event_build(**fields) for fields in events]
+    deliveries = [delivery for _, event_deliveries in built for delivery in event_deliveries]
+    inserts.insert(*(event for event, _ in built), *deliveries)
+    _deliveries_enqueue_on_commit(deliveries)
+    return [event for event, _ in built]
+
+
 def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
                 webhook_url: str | None = None,
                 endpoints: list[WebhookEndpoint] | None = None) -> tuple[Event, list[Delivery]]:

@@ -17,7 +17,7 @@ from payments.payins import cards as card_charges
 from payments.payins import refunds
 from payments.payins import services as payins
 from payments.payins.notifications import notification_record
-from payments.payouts import services as payouts
+from payments.payouts import sending as payouts
 from payments.rails.base import Notification, RailError
 from payments.unattributed import services as unattributed
 from payments.unmatched import services as unmatched

@@ -94,34 +94,59 @@ def _locked_sql() -> str:
             f"WHERE {columns[3]} = %s AND {columns[4]} = %s ORDER BY {columns[0]}{lock}")
 
 
+@dataclass(frozen=True)
+class Movement:
+    """One movement of `post_many`: what `post` takes besides the merchant, the mode and the accounts."""
+    legs: list[Leg]
+    object_type: str
+    object_id: str
+    reference_id: str = ""
+    description: str = ""
+
+
 def post(*, merchant: Merchant, livemode: bool, legs: list[Leg], object_type: str, object_id: str,
          reference_id: str = "", description: str = "",
          accounts: dict[str, LedgerAccount] | None = None) -> LedgerTransaction:
     """Write one balanced movement. Zero legs (a fee of 0) are left out: a statement line of 0 says nothing."""
+    return post_many(merchant=merchant, livemode=livemode, accounts=accounts, movements=[
+        Movement(legs, object_type, str(object_id), reference_id, description)])[0]
+
+
+def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
+              accounts: dict[str, LedgerAccount] | None = None) -> list[LedgerTransaction]:
+    """Write balanced movements of one merchant and mode, in this order, under one lock and in one statement (the
+    worker completing a batch of payouts); each is checked and written exactly as `post` writes one."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.post needs the caller's transaction")
-    if any(isinstance(leg.amount, bool) or not isinstance(leg.amount, int) for leg in legs):
-        raise UnbalancedTransaction("amounts are integer cents")
-    legs = [leg for leg in legs if leg.amount != 0]
-    if not legs or sum(leg.amount for leg in legs) != 0:
-        raise UnbalancedTransaction(f"legs of {object_type} {object_id} must sum to zero: {legs}")
+    for movement in movements:
+        if any(isinstance(leg.amount, bool) or not isinstance(leg.amount, int) for leg in movement.legs):
+            raise UnbalancedTransaction("amounts are integer cents")
+        legs = [leg for leg in movement.legs if leg.amount != 0]
+        if not legs or sum(leg.amount for leg in legs) != 0:
+            raise UnbalancedTransaction(
+                f"legs of {movement.object_type} {movement.object_id} must sum to zero: {movement.legs}")
     if accounts is None:
         accounts = lock(merchant=merchant, livemode=livemode)
     elif {a.merchant_id for a in accounts.values()} != {merchant.pk}:
         raise UnbalancedTransaction("the locked accounts belong to another merchant")
-    movement = LedgerTransaction(merchant=merchant, livemode=livemode, object_type=object_type,
-                                 object_id=str(object_id), reference_id=reference_id, description=description[:255])
-    entries = []
-    for leg in legs:
-        account = accounts[leg.kind]
-        account.balance += leg.amount
-        entries.append(LedgerEntry(transaction=movement, account=account, amount=leg.amount,
-                                   line_type=leg.line_type, balance_after=account.balance,
-                                   created_at=movement.created_at))
-    # The new balances are known (their rows are locked): they are written with the movement, in one statement.
-    touched = {accounts[leg.kind].pk: accounts[leg.kind].balance for leg in legs}
-    inserts.insert(movement, *entries, before=(_balances_update(touched),))
-    return movement
+    written, entries, touched = [], [], {}
+    for movement in movements:
+        row = LedgerTransaction(merchant=merchant, livemode=livemode, object_type=movement.object_type,
+                                object_id=movement.object_id, reference_id=movement.reference_id,
+                                description=movement.description[:255])
+        for leg in movement.legs:
+            if leg.amount == 0:
+                continue
+            account = accounts[leg.kind]
+            account.balance += leg.amount
+            touched[account.pk] = account.balance
+            entries.append(LedgerEntry(transaction=row, account=account, amount=leg.amount,
+                                       line_type=leg.line_type, balance_after=account.balance,
+                                       created_at=row.created_at))
+        written.append(row)
+    # The new balances are known (their rows are locked): they are written with the movements, in one statement.
+    inserts.insert(*written, *entries, before=(_balances_update(touched),))
+    return written
 
 
 def _balances_update(balances: dict[int, int]) -> tuple[str, list]:

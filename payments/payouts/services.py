@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import string
 from collections.abc import Callable
-from datetime import UTC, timedelta
+from datetime import UTC
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -36,10 +36,10 @@ from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
 from payments.payouts.serializers import payout_serialize
-from payments.payouts.worker import dispatch_list, dispatch_sent, payout_moved, payouts_unfinished
-from payments.rails.base import OperationStatus, RailError
+from payments.payouts.worker import payouts_moved
+from payments.rails.base import OperationStatus
 from payments.rows import row_locked
-from webhooks.services import event_record
+from webhooks.services import event_record, events_record
 
 logger = logging.getLogger(__name__)
 
@@ -184,18 +184,22 @@ def _daily_total_add(payout: Payout, amount: int) -> int:
 DISPATCH_FLAG = "payouts:dispatch"
 DISPATCH_FLAG_SECONDS = 60
 DISPATCH_BATCH = 1000
+# The dispatch runs this long after the first payout of a burst: the payouts accepted meanwhile go in its batches
+# (at 150 payouts a second, about 40 of them), instead of a task, a transaction and a confirmation each.
+DISPATCH_DELAY_SECONDS = 0.25
 
 
 def _dispatch_soon() -> None:
     """After a payout commits: make sure a worker will list the PENDING payouts soon. The payout that finds the flag
-    unset sets it and sends one `payouts_dispatch` message; the payouts after it, until the worker clears the flag,
-    find it set and send nothing. The worker clears the flag *before* it lists, so a payout committed before the
-    clear is in its list, and one committed after it sets the flag again. If the message is lost, the payouts wait
-    for the flag to expire (a minute) or for the reconciliation job, which starts PENDING payouts older than 15 s."""
+    unset sets it and sends one `payouts_dispatch` message, due DISPATCH_DELAY_SECONDS later; the payouts after it,
+    until the worker clears the flag, find it set and send nothing. The worker clears the flag *before* it lists, so
+    a payout committed before the clear is in its list, and one committed after it sets the flag again. If the
+    message is lost, the payouts wait for the flag to expire (a minute) or for the reconciliation job, which starts
+    PENDING payouts older than 15 s."""
     try:
         if shared_cache.flag_set(DISPATCH_FLAG, seconds=DISPATCH_FLAG_SECONDS):
             try:
-                task_enqueue("payments.payouts.tasks.payouts_dispatch")
+                task_enqueue("payments.payouts.tasks.payouts_dispatch", countdown=DISPATCH_DELAY_SECONDS)
             except Exception:
                 shared_cache.flag_clear(DISPATCH_FLAG)  # the next payout tries again
                 raise
@@ -203,23 +207,16 @@ def _dispatch_soon() -> None:
         logger.warning("payments.payout_dispatch_failed")
 
 
-def payouts_dispatch() -> int:
-    """The worker's side: a `payout_process` task for each PENDING payout, oldest first. One whose task is already
-    queued gets none from the process that queued it (payouts.worker.dispatch_list), and at most one more from another
-    worker; the second finds it no longer PENDING and does nothing."""
-    shared_cache.flag_clear(DISPATCH_FLAG)
-    ids = dispatch_list(DISPATCH_BATCH)
-    for payout_id in ids:
-        task_enqueue("payments.payouts.tasks.payout_process", payout_id=str(payout_id))
-        dispatch_sent(payout_id)
-    return len(ids)
+def _event_fields(payout: Payout, type: str, *, previous_status: str | None) -> dict:
+    """`event_record`'s arguments for a payout's event."""
+    endpoints = getattr(payout, "enabled_endpoints", None)  # read with the row by payouts.worker.payouts_moved
+    return {"merchant": payout.merchant, "livemode": payout.livemode, "type": type, "obj": payout_serialize(payout),
+            "previous_status": previous_status, "webhook_url": payout.webhook_url or None,
+            "endpoints": None if endpoints is None else [e for e in endpoints if e.wants(type)]}
 
 
 def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
-    endpoints = getattr(payout, "enabled_endpoints", None)  # read with the row by payouts.worker.payout_moved
-    event_record(merchant=payout.merchant, livemode=payout.livemode, type=type, obj=payout_serialize(payout),
-                 previous_status=previous_status, webhook_url=payout.webhook_url or None,
-                 endpoints=None if endpoints is None else [e for e in endpoints if e.wants(type)])
+    event_record(**_event_fields(payout, type, previous_status=previous_status))
 
 
 # --- Transitions -----------------------------------------------------------------------------------------------------
@@ -262,12 +259,18 @@ def payout_cancel(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
 
 def payout_start(*, payout_id) -> Payout | None:
     """PENDING → PROCESSING: the one moment a payout may be sent. None when it is not PENDING any more."""
-    with transaction.atomic():  # one conditional UPDATE takes the row, checks and moves it (payouts.worker)
-        payout = payout_moved(payout_id, to=PayoutStatus.PROCESSING, sources=(PayoutStatus.PENDING,))
-        if payout is None:
-            return _exists(payout_id)
-        _event(payout, "payout.processing", previous_status=PayoutStatus.PENDING)
-        return payout
+    started = payouts_start(payout_ids=[payout_id])
+    return started[0] if started else _exists(payout_id)
+
+
+def payouts_start(*, payout_ids: list) -> list[Payout]:
+    """`payout_start` for several payouts in one transaction: the ones that were PENDING, now PROCESSING, with
+    their events; the others (another status, or none) left out."""
+    with transaction.atomic():  # one conditional UPDATE takes the rows, checks and moves them (payouts.worker)
+        payouts = payouts_moved(payout_ids, to=PayoutStatus.PROCESSING, sources=(PayoutStatus.PENDING,))
+        events_record([_event_fields(payout, "payout.processing", previous_status=PayoutStatus.PENDING)
+                       for payout in payouts])
+        return payouts
 
 
 def _exists(payout_id) -> None:
@@ -276,31 +279,50 @@ def _exists(payout_id) -> None:
         raise NotFound("No such payout")
 
 
-def _complete(payout_id) -> Payout | None:
-    """PROCESSING → COMPLETED (None when it is not PROCESSING), its event, then the movement: the ledger lock last."""
+def _complete(payout_ids: list) -> list[Payout]:
+    """PROCESSING → COMPLETED for those of the payouts, all of one merchant and mode, that are PROCESSING (the
+    others left out), their events, then their movements: the ledger lock last, once."""
     now = timezone.now()
-    payout = payout_moved(payout_id, to=PayoutStatus.COMPLETED, sources=(PayoutStatus.PROCESSING,), now=now,
-                          completed_at=now)
-    if payout is None:
-        return None
-    _event(payout, "payout.completed", previous_status=PayoutStatus.PROCESSING)
-    ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
-                reference_id=payout.reference_id, description="Payout completed",
-                legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),
-                      Leg(AccountKind.RAIL_OUT, payout.amount, LineType.PAYOUT),
-                      Leg(AccountKind.FEE_REVENUE, payout.fee, LineType.PAYOUT_FEE)])
-    return payout
+    payouts = payouts_moved(payout_ids, to=PayoutStatus.COMPLETED, sources=(PayoutStatus.PROCESSING,), now=now,
+                            completed_at=now)
+    if not payouts:
+        return []
+    events_record([_event_fields(payout, "payout.completed", previous_status=PayoutStatus.PROCESSING)
+                   for payout in payouts])
+    merchant, livemode = payouts[0].merchant, payouts[0].livemode
+    if any(payout.merchant_id != merchant.pk or payout.livemode != livemode for payout in payouts):
+        raise ValueError("payouts of one merchant and mode only")  # the caller groups them (payouts_complete)
+    ledger.post_many(merchant=merchant, livemode=livemode, movements=[
+        ledger.Movement(object_type="payout", object_id=str(payout.id), reference_id=payout.reference_id,
+                        description="Payout completed",
+                        legs=[Leg(AccountKind.PAYOUTS_IN_FLIGHT, -(payout.amount + payout.fee), LineType.PAYOUT),
+                              Leg(AccountKind.RAIL_OUT, payout.amount, LineType.PAYOUT),
+                              Leg(AccountKind.FEE_REVENUE, payout.fee, LineType.PAYOUT_FEE)])
+        for payout in sorted(payouts, key=lambda payout: payout.pk)])
+    return payouts
+
+
+def payouts_complete(payouts: list[Payout]) -> None:
+    """Record the rail's confirmation of these payouts: a transaction for each merchant and mode among them (so a
+    batch never holds one merchant's ledger lock while it writes another's movements)."""
+    groups: dict[tuple, list] = {}
+    for payout in payouts:
+        groups.setdefault((payout.merchant_id, payout.livemode), []).append(payout.pk)
+    for ids in groups.values():
+        with transaction.atomic():
+            _complete(ids)
 
 
 def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:
     """Record the rail's answer about a payout; a repeated or stale answer is a no-op (None)."""
     with transaction.atomic():
         if answer.status == "SUCCEEDED":  # the usual answer: no read before the conditional UPDATE
-            return _complete(payout_id) or _exists(payout_id)
+            completed = _complete([payout_id])
+            return completed[0] if completed else _exists(payout_id)
         payout = _locked(payout_id)
         if answer.status == "RETURNED" and payout.status == PayoutStatus.PROCESSING:
             # Sent, credited and sent back before we recorded the send (a worker died): it completed, then returned.
-            payout = _complete(payout.pk)
+            payout = _complete([payout.pk])[0]
         if answer.status == "FAILED" and payout.status in TRANSITIONS[PayoutStatus.FAILED]:
             code = answer.failure_code if answer.failure_code in FAILURE_MESSAGES else "rail_error"
             payout = _transition(payout, to=PayoutStatus.FAILED, failure_code=code,
@@ -316,63 +338,6 @@ def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:
                               Leg(AccountKind.AVAILABLE, payout.amount, LineType.PAYOUT_REVERSAL)])
             return payout
         return None
-
-
-# --- The worker's side -----------------------------------------------------------------------------------------------
-def payout_process(*, payout_id) -> None:
-    """Start a PENDING payout and send it. Runs in a Celery task, outside any transaction."""
-    payout = payout_start(payout_id=payout_id)
-    if payout is not None:
-        _send(payout)
-
-
-def _send(payout: Payout) -> None:
-    try:
-        answer = rails.for_mode(payout.livemode).payout_send(
-            key=str(payout.id), livemode=payout.livemode, amount=payout.amount, pix_key=payout.pix_key_normalized,
-            pix_key_type=payout.pix_key_type, end_to_end_id=payout.external_id,
-            beneficiary_document=payout.beneficiary_document)
-    except RailError:  # it may or may not have arrived: the reconciliation job asks the rail, never resends blind
-        logger.warning("payments.payout_rail_error", extra={"payout_id": str(payout.id)})
-        return
-    _record(payout, answer)
-
-
-def _record(payout: Payout, answer: OperationStatus) -> None:
-    if answer.end_to_end_id and answer.end_to_end_id != payout.external_id:
-        # A real rail names the Pix itself: `externalId` becomes the end-to-end id the receiving bank knows.
-        Payout.objects.filter(pk=payout.pk).update(external_id=answer.end_to_end_id)
-    if answer.status in ("SUCCEEDED", "FAILED", "RETURNED"):
-        payout_resolve(payout_id=payout.pk, answer=answer)
-    elif answer.status == "PENDING":
-        try:  # ask again when the rail should have settled it; the periodic job is the safety net
-            task_enqueue("payments.payouts.tasks.payout_reconcile", payout_id=str(payout.pk),
-                         countdown=max(1, settings.SIMULATOR_AUTO_CONFIRM_SECONDS))
-        except Exception:
-            logger.warning("payments.payout_enqueue_failed", extra={"payout_id": str(payout.pk)})
-
-
-def payouts_reconcile(*, older_than: timedelta = timedelta(seconds=15), payout_ids: list | None = None) -> int:
-    """Settle unfinished payouts: PROCESSING ones by asking the rail (sending only what it never received, under
-    the same key), PENDING ones whose task was lost by starting them."""
-    handled = 0
-    # Whole rows: what a send needs, with no second read per payout.
-    for payout in payouts_unfinished(before=timezone.now() - older_than, payout_ids=payout_ids):
-        if payout.status == PayoutStatus.PENDING:
-            payout_process(payout_id=payout.pk)
-            handled += 1
-            continue
-        try:
-            answer = rails.for_mode(payout.livemode).payout_status(key=str(payout.pk))
-        except RailError:
-            logger.warning("payments.payout_reconcile_rail_error", extra={"payout_id": str(payout.pk)})
-            continue
-        if answer.status == "NOT_FOUND":
-            _send(payout)  # never reached the rail: send it now, under the same idempotency key
-        else:
-            _record(payout, answer)
-        handled += 1
-    return handled
 
 
 # --- Sandbox ---------------------------------------------------------------------------------------------------------

@@ -7,19 +7,26 @@ from datetime import timedelta
 from celery import shared_task
 from celery.signals import worker_ready
 
-from payments.payouts import services as payouts
+from payments.payouts import sending as payouts
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
+def payouts_process(*, payout_ids: list[str]) -> None:
+    payouts.payouts_process(payout_ids=payout_ids)
+
+
+@shared_task(acks_late=True, ignore_result=True)
 def payout_process(*, payout_id: str) -> None:
+    """One payout: what `payouts_dispatch` queued before it queued batches (messages still in a broker)."""
     payouts.payout_process(payout_id=payout_id)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def payouts_dispatch() -> int:
-    """One message per burst of new payouts (payments.payouts.services._dispatch_soon): a task per PENDING payout."""
+    """One message per burst of new payouts (payments.payouts.services._dispatch_soon): a task per batch of PENDING
+    payouts."""
     return payouts.payouts_dispatch()
 
 
@@ -36,9 +43,10 @@ def payouts_resume(**kwargs) -> None:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def payout_reconcile(*, payout_id: str) -> int:
-    """Ask the rail about one payout when it should have settled (the periodic job is the safety net)."""
-    return payouts.payouts_reconcile(older_than=timedelta(0), payout_ids=[payout_id])
+def payout_reconcile(*, payout_ids: list[str] | None = None, payout_id: str | None = None) -> int:
+    """Ask the rail about payouts sent together when they should have settled (the periodic job is the safety net).
+    `payout_id`: one payout, as messages queued before batches name it."""
+    return payouts.payouts_reconcile(older_than=timedelta(0), payout_ids=payout_ids or [payout_id])
 
 
 @shared_task(acks_late=True, ignore_result=True)

@@ -1,12 +1,18 @@
 """What keeps a payout's worker CPU low (issue 17, `bench/payouts_e2e.py`), for payments.payouts.services.
 
-- **One statement per state change's row**: a conditional UPDATE that takes the row's lock, checks the status it
-  moves from and returns the row as it now is. PostgreSQL re-checks the condition on the newest version of a row
-  that another transaction changed meanwhile, so of two workers moving one payout one gets the row and the other
-  None, as a SELECT … FOR UPDATE followed by the same conditional UPDATE decided it, in one round trip and with no
-  ORM query compiled per call. On PostgreSQL the same statement returns the merchant's enabled webhook endpoints
-  of the mode (`enabled_endpoints`, what `webhooks.services.event_record` would query for the event): one round
-  trip, not two.
+- **One statement per state change of a batch**: a conditional UPDATE that takes the rows' locks (in id order),
+  checks the status each moves from and returns the rows as they now are. PostgreSQL re-checks the condition on the
+  newest version of a row that another transaction changed meanwhile, so of two workers moving one payout one gets
+  the row and the other nothing, as a SELECT … FOR UPDATE followed by the same conditional UPDATE decided it, in one
+  round trip for the whole batch and with no ORM query compiled per call. On PostgreSQL the same statement returns
+  each merchant's enabled webhook endpoints of the mode (`enabled_endpoints`, what
+  `webhooks.services.event_record` would query for the event): one round trip, not two.
+- **Payouts go in batches**: `payouts_dispatch` queues one task for up to the rail's `payout_batch` PENDING payouts;
+  the task starts them all in one transaction (one UPDATE, one INSERT of their events), sends each (one rail call
+  each, under its own idempotency key), and queues one confirmation task for those still on their way; that task
+  completes them per merchant in one transaction (one UPDATE, one INSERT of the events, one ledger lock and one
+  INSERT of the movements). A Celery message, a transaction and a statement cost the same for fifty payouts as for
+  one.
 - **A payout is fanned out once, not once per dispatch**: `payouts_dispatch` runs again as soon as a payout commits
   after it cleared its flag, and without this memory it sent a second `payout_process` for every payout whose task
   was still queued behind it: under a backlog, each dispatch doubled the queue it had to wait for.
@@ -36,27 +42,34 @@ _sent: dict = {}
 _sent_lock = threading.Lock()
 
 
-def payout_moved(payout_id, *, to: str, sources: tuple[str, ...], now=None, **changes) -> Payout | None:
-    """Move the payout to `to` if its status is one of `sources` (setting `updated_at` and `changes`), inside the
-    caller's transaction: the row as it now is, locked until the caller commits, or None when it is not in
-    `sources` (or does not exist). Its `merchant` is the merchant's id alone: any other field is read on access.
-    `enabled_endpoints`: the merchant's enabled endpoints of the mode as the statement saw them (None on SQLite)."""
+def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=None, **changes) -> list[Payout]:
+    """Move the payouts to `to` whose status is one of `sources` (setting `updated_at` and `changes`), inside the
+    caller's transaction: those rows as they now are, locked until the caller commits (in id order, so that two
+    callers with overlapping lists never wait on each other in a cycle), in no set order; the others are left out.
+    Each one's `merchant` is the merchant's id alone: any other field is read on access. `enabled_endpoints`: the
+    merchant's enabled endpoints of the mode, as the statement saw them on PostgreSQL (one more query elsewhere)."""
     meta = Payout._meta
     values = {"status": to, "updated_at": now or timezone.now(), **changes}
     params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
-    params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection), *sources]
-    rows = list(Payout.objects.raw(_update_sql(len(sources), tuple(changes)), params))
-    if not rows:
-        return None
-    payout = rows[0]
-    payout.merchant = Merchant.from_db(connection.alias, ["id"], [payout.merchant_id])
-    endpoints = getattr(payout, "enabled_endpoints", None)
-    if endpoints is not None:
-        payout.enabled_endpoints = [
-            WebhookEndpoint.from_db(connection.alias, _ENDPOINT_FIELDS,
-                                    [uuid.UUID(pk), payout.merchant_id, payout.livemode, url, types, True])
-            for pk, url, types in json.loads(endpoints)]
-    return payout
+    params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids]
+    params += sources
+    payouts = list(Payout.objects.raw(_update_sql(len(payout_ids), len(sources), tuple(changes)), params))
+    if payouts and connection.vendor != "postgresql":  # elsewhere the endpoints of all the rows in one query
+        found: dict[tuple, list] = {}
+        for endpoint in WebhookEndpoint.objects.filter(
+                merchant_id__in={payout.merchant_id for payout in payouts}, enabled=True).order_by("pk"):
+            found.setdefault((endpoint.merchant_id, endpoint.livemode), []).append(endpoint)
+    for payout in payouts:
+        payout.merchant = Merchant.from_db(connection.alias, ["id"], [payout.merchant_id])
+        endpoints = getattr(payout, "enabled_endpoints", None)
+        if endpoints is None:
+            payout.enabled_endpoints = found.get((payout.merchant_id, payout.livemode), [])
+        else:
+            payout.enabled_endpoints = [
+                WebhookEndpoint.from_db(connection.alias, _ENDPOINT_FIELDS,
+                                        [uuid.UUID(pk), payout.merchant_id, payout.livemode, url, types, True])
+                for pk, url, types in json.loads(endpoints)]
+    return payouts
 
 
 _ENDPOINT_FIELDS = ["id", "merchant_id", "livemode", "url", "event_types", "enabled"]
@@ -86,14 +99,20 @@ def _unfinished_sql() -> str:
 
 
 @functools.cache
-def _update_sql(sources: int, changes: tuple[str, ...]) -> str:
-    """The statement, written once per shape (names from the model, placeholders for every value)."""
+def _update_sql(count: int, sources: int, changes: tuple[str, ...]) -> str:
+    """The statement, written once per shape (names from the model, placeholders for every value): SET's values,
+    then the ids, then the statuses it moves from."""
     quote = connection.ops.quote_name
     meta = Payout._meta
     assignments = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in ("status", "updated_at", *changes))
-    table = quote(meta.db_table)
+    table, pk = quote(meta.db_table), quote(meta.pk.column)
     columns = ", ".join(quote(field.column) for field in meta.concrete_fields)
-    if connection.vendor == "postgresql":  # and the endpoints event_record needs, as JSON [[id, url, types], …]
+    ids = ", ".join(["%s"] * count)
+    chosen = f"{pk} IN ({ids})"
+    if connection.vendor == "postgresql":
+        if count > 1:  # the rows locked first, in id order: the UPDATE's own scan follows no set order
+            chosen = f"{pk} IN (SELECT {pk} FROM {table} WHERE {pk} IN ({ids}) ORDER BY {pk} FOR UPDATE)"  # noqa: S608
+        # and the endpoints event_record needs, as JSON [[id, url, types], …]
         endpoint = WebhookEndpoint._meta
         e = {name: f"_e.{quote(endpoint.get_field(name).column)}"
              for name in ("id", "url", "event_types", "merchant", "livemode", "enabled")}
@@ -103,13 +122,13 @@ def _update_sql(sources: int, changes: tuple[str, ...]) -> str:
                     f"AND {e['livemode']} = {table}.{quote(meta.get_field('livemode').column)} "
                     f"AND {e['enabled']}) AS enabled_endpoints")
     return (f"UPDATE {table} SET {assignments} "  # noqa: S608
-            f"WHERE {quote(meta.pk.column)} = %s AND {quote(meta.get_field('status').column)} "
+            f"WHERE {chosen} AND {quote(meta.get_field('status').column)} "
             f"IN ({', '.join(['%s'] * sources)}) RETURNING {columns}")
 
 
-def dispatch_list(batch: int) -> list:
-    """Up to `batch` PENDING payouts, oldest first, that this process has not queued a task for lately (pages on
-    past the ones it has, so a long backlog of them never hides a newer payout)."""
+def dispatch_list(batch: int) -> list[tuple]:
+    """Up to `batch` PENDING payouts as (id, livemode), oldest first, that this process has not queued a task for
+    lately (pages on past the ones it has, so a long backlog of them never hides a newer payout)."""
     now = time.monotonic()
     with _sent_lock:
         for payout_id in [key for key, when in _sent.items() if now - when > DISPATCH_MEMORY_SECONDS]:
@@ -120,15 +139,18 @@ def dispatch_list(batch: int) -> list:
         queryset = Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
         if after is not None:
             queryset = queryset.filter(Q(created_at__gt=after[1]) | Q(created_at=after[1], pk__gt=after[0]))
-        rows = list(queryset.values_list("pk", "created_at")[:batch])
-        found += [payout_id for payout_id, _ in rows if payout_id not in recent][:batch - len(found)]
+        rows = list(queryset.values_list("pk", "created_at", "livemode")[:batch])
+        found += [(payout_id, livemode) for payout_id, _, livemode in rows
+                  if str(payout_id) not in recent][:batch - len(found)]
         if len(rows) < batch:
             return found
-        after = rows[-1]
+        after = rows[-1][:2]
     return found
 
 
-def dispatch_sent(payout_id) -> None:
-    """Remember that a task for the payout was queued (only once it was: a failed send is tried again)."""
+def dispatch_sent(payout_ids: list[str]) -> None:
+    """Remember that a task for these payouts was queued (only once it was: a failed send is tried again)."""
+    now = time.monotonic()
     with _sent_lock:
-        _sent[payout_id] = time.monotonic()
+        for payout_id in payout_ids:
+            _sent[payout_id] = now

@@ -30,6 +30,7 @@ class MeteredRail:
         self.name = rail.name
         self.payment_methods = rail.payment_methods
         self.dynamic_pix = rail.dynamic_pix
+        self.payout_batch = rail.payout_batch
 
     def __getattr__(self, operation: str) -> Any:
         method = getattr(self.rail, operation)

@@ -107,6 +107,9 @@ class Rail(Protocol):
     # True when the rail registers each Pix charge and hands back its own dynamic BR Code (txid of 26-35 letters and
     # digits, expiry and single payment enforced by the payer's bank); False for the simulator's static codes.
     dynamic_pix: bool
+    # How many payouts one worker task sends, one call after another (payments.payouts.services.payouts_dispatch):
+    # the task's state changes are written once for all of them, but each call waits for the network's answer.
+    payout_batch: int
 
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
                           payer_document: str, payer_name: str, description: str) -> str | None:

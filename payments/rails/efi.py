@@ -80,6 +80,7 @@ class EfiRail:
     name = "efi"
     payment_methods = frozenset({"PIX"})
     dynamic_pix = True
+    payout_batch = 5  # five answers of the network, a fraction of a second each, before the last one is sent
 
     def __init__(self) -> None:
         self._client: ApiPixClient | None = None

@@ -37,6 +37,7 @@ class SimulatorRail:
     name = "simulator"
     payment_methods = frozenset({"PIX", "BOLETO", "CREDIT_CARD"})
     dynamic_pix = False  # static BR Codes built by us; the simulator matches payments by txid
+    payout_batch = 50  # it answers at once
 
     # --- Pay-in ------------------------------------------------------------------------------------------------------
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,

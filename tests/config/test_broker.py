@@ -1,16 +1,20 @@
-"""The embedded broker (config/broker.py): a message is in the queue whole or not at all, so a worker reading while a
-web process writes never gets a half-written file."""
+"""The brokers' transports (config/broker.py). The embedded one: a message is in the queue whole or not at all, so a
+worker reading while a web process writes never gets a half-written file. Redis: one client per channel, not one per
+command, and every message still goes through."""
 
 import os
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from queue import Empty
 
 import pytest
+import redis as redis_py
+from django.conf import settings
 from kombu import Connection
-from kombu.transport import filesystem
+from kombu.transport import filesystem, redis
 from kombu.utils import json as kombu_json
 
 from config import broker
@@ -70,3 +74,45 @@ def test_the_default_broker_url_takes_this_transport(tmp_path):
                           "LOCAL_DIR": str(tmp_path)}, capture_output=True, text=True, timeout=60, check=True)
 
     assert done.stdout.split() == ["config.broker", str(tmp_path / "broker" / "queue")]
+
+
+def clients_built_for(transport, monkeypatch, count=50) -> tuple[int, list]:
+    """Publish `count` messages on a queue of the test broker and read them back: the redis.Redis clients built
+    meanwhile, and what was read."""
+    built = []
+    original = redis_py.Redis.__init__
+    monkeypatch.setattr(redis_py.Redis, "__init__",
+                        lambda self, *args, **kwargs: (built.append(1), original(self, *args, **kwargs))[1])
+    queue = f"test-broker-{uuid.uuid4().hex}"
+    with Connection(settings.CELERY_BROKER_URL, transport=transport) as connection:
+        channel = connection.default_channel
+        try:
+            for n in range(count):
+                channel._put(queue, {"n": n})
+            size = channel._size(queue)
+            received = [channel._get(queue)["n"] for _ in range(size)]
+        finally:
+            channel._purge(queue)
+    return len(built), received
+
+
+@pytest.mark.redis
+def test_the_redis_transport_builds_one_client_for_many_commands(monkeypatch):
+    built, received = clients_built_for(broker.RedisTransport, monkeypatch)
+    assert received == list(range(50))
+    assert built <= 2, built  # the channel's client, and at most one for its poll loop
+
+
+@pytest.mark.redis
+def test_kombus_own_redis_transport_builds_a_client_per_command(monkeypatch):
+    # What the transport above is for: kombu's builds one for each publish, each read and the queue's size.
+    built, received = clients_built_for(redis.Transport, monkeypatch)
+    assert received == list(range(50))
+    assert built >= 100, built
+
+
+@pytest.mark.redis
+def test_a_redis_broker_url_takes_the_redis_transport():
+    from config.celery import app
+    with app.connection_for_write() as connection:
+        assert type(connection.transport) is broker.RedisTransport

@@ -13,11 +13,11 @@ def queue_of(task_name: str) -> str:
 
 def test_webhook_tasks_have_their_queue_and_money_tasks_the_default_one():
     assert {name: queue_of(name) for name in (
-        "webhooks.tasks.delivery_attempt", "webhooks.tasks.deliveries_sweep", "payments.payouts.tasks.payout_process",
+        "webhooks.tasks.delivery_attempt", "webhooks.tasks.deliveries_sweep", "payments.payouts.tasks.payouts_process",
         "payments.payins.tasks.refund_reconcile", "payments.unmatched.tasks.unmatched_refund_send",
         "payments.inbound.tasks.rail_reconcile")} == {
         "webhooks.tasks.delivery_attempt": "webhooks", "webhooks.tasks.deliveries_sweep": "webhooks",
-        "payments.payouts.tasks.payout_process": "celery", "payments.payins.tasks.refund_reconcile": "celery",
+        "payments.payouts.tasks.payouts_process": "celery", "payments.payins.tasks.refund_reconcile": "celery",
         "payments.unmatched.tasks.unmatched_refund_send": "celery", "payments.inbound.tasks.rail_reconcile": "celery"}
 
 

@@ -250,7 +250,7 @@ def test_a_payout_task_is_not_held_behind_a_storm_of_deliveries(processes, recei
 
     task_id = str(uuid.uuid4())
     sent = time.monotonic()
-    celery_app.send_task("payments.payouts.tasks.payout_process", kwargs={"payout_id": str(uuid.uuid4())},
+    celery_app.send_task("payments.payouts.tasks.payouts_process", kwargs={"payout_ids": [str(uuid.uuid4())]},
                          task_id=task_id)
     tag = next(json.loads(m)["properties"]["delivery_tag"] for m in broker.lrange("celery", 0, -1)
                if json.loads(m)["headers"]["id"] == task_id)

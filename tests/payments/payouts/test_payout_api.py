@@ -18,7 +18,7 @@ from django.utils import timezone
 from accounts.models import AccountEvent
 from payments.ledger.services import adjustment_create
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
-from payments.payouts import services as payouts
+from payments.payouts import sending
 from payments.payouts import tasks as payout_tasks
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.helpers import ISO_MS_Z, UUID, envelope, events_of, statement
@@ -56,8 +56,12 @@ def payout_test_setup(settings, monkeypatch) -> list:
     monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: [PUBLIC_IP])
     sent: list = []
     monkeypatch.setattr(payout_tasks.payout_process, "delay", lambda **kwargs: sent.append(("payout_process", kwargs)))
+    monkeypatch.setattr(payout_tasks.payouts_process, "delay",
+                        lambda **kwargs: sent.append(("payouts_process", kwargs)))
     monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay",
                         lambda **kwargs: sent.append(("payouts_dispatch", kwargs)))
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "apply_async",
+                        lambda kwargs, countdown: sent.append(("payouts_dispatch", kwargs, countdown)))
     monkeypatch.setattr(payout_tasks.payout_reconcile, "apply_async",
                         lambda kwargs, countdown: sent.append(("payout_reconcile", kwargs, countdown)))
     return sent
@@ -342,23 +346,23 @@ def test_a_live_payout(live_api, merchant):
 
 def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued,
                                                                     django_capture_on_commit_callbacks):
-    """The first payout after the worker last listed sends one message; the others of the burst send none. The
-    worker clears the flag before it lists, so the next payout after that sends a message again."""
+    """The first payout after the worker last listed sends one message, due a quarter of a second later; the others
+    of the burst send none, and go in the same batch. The worker clears the flag before it lists, so the next payout
+    after that sends a message again."""
     fund(merchant, 5000)
 
     with django_capture_on_commit_callbacks(execute=True):
         first = create(api, amount=1000, referenceId="p-1")
-    assert queued == [("payouts_dispatch", {})]
+    assert queued == [("payouts_dispatch", {}, 0.25)]
     with django_capture_on_commit_callbacks(execute=True):
         second = create(api, amount=1000, referenceId="p-2")
-    assert queued == [("payouts_dispatch", {})]
+    assert queued == [("payouts_dispatch", {}, 0.25)]
 
-    assert payouts.payouts_dispatch() == 2
-    assert queued[1:] == [("payout_process", {"payout_id": first["id"]}),
-                          ("payout_process", {"payout_id": second["id"]})]
+    assert sending.payouts_dispatch() == 2
+    assert queued[1:] == [("payouts_process", {"payout_ids": [first["id"], second["id"]]})]  # one task for both
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-3")
-    assert queued[3:] == [("payouts_dispatch", {})]
+    assert queued[2:] == [("payouts_dispatch", {}, 0.25)]
 
 
 def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_payout(api, merchant, queued,
@@ -366,18 +370,18 @@ def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_pa
                                                                                      django_capture_on_commit_callbacks):
     fund(merchant, 5000)
 
-    def broker_down(**kwargs):
+    def broker_down(*args, **kwargs):
         raise OSError("broker down")
 
-    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay", broker_down)
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "apply_async", broker_down)
     with django_capture_on_commit_callbacks(execute=True):
         got = create(api, amount=1000, referenceId="p-1")
     assert got["status"] == "PENDING"  # accepted all the same: the reconciliation job would start it
-    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay",
-                        lambda **kwargs: queued.append(("payouts_dispatch", kwargs)))
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "apply_async",
+                        lambda kwargs, countdown: queued.append(("payouts_dispatch", kwargs, countdown)))
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-2")
-    assert queued == [("payouts_dispatch", {})]
+    assert queued == [("payouts_dispatch", {}, 0.25)]
 
 
 def test_a_worker_that_starts_sends_a_dispatch_message(queued):

@@ -2,8 +2,8 @@
 later), the sandbox's magic keys, cancel, the sandbox controls, the reconciliation job that settles what a lost task
 or a killed worker left behind without ever sending a payout twice, and the webhooks each status change produces.
 
-`payments.payouts.payout_process` is what the Celery task runs; tasks are never sent to a broker here (the helpers
-of `test_payout_api.py` capture them), so each test drives the worker's side by hand.
+`payments.payouts.sending.payout_process` is what the Celery task runs; tasks are never sent to a broker here (the
+helpers of `test_payout_api.py` capture them), so each test drives the worker's side by hand.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from django.utils import timezone
 from payments import rails
 from payments.models import Payout, SimulatorOperation
 from payments.payouts import tasks as payout_tasks
-from payments.payouts.services import payout_process, payout_start, payouts_reconcile
+from payments.payouts.sending import payout_process, payouts_reconcile
+from payments.payouts.services import payout_start
 from payments.rails.base import RailError, RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.factories import ApiKeyFactory, MerchantFactory
@@ -182,14 +183,14 @@ def test_a_payout_stays_processing_until_the_rail_confirms(api, merchant, settin
 
     processing = get(api, created["id"])
     assert processing == expected_payout(processing, amount=6000, status="PROCESSING")
-    assert queued == [("payout_reconcile", {"payout_id": created["id"]}, 2)]  # asked again when due
+    assert queued == [("payout_reconcile", {"payout_ids": [created["id"]]}, 2)]  # asked again when due
     assert rail_state(created)[:4] == ("payout", "PENDING", "", 1)
     assert ledger_balances(merchant)["payouts_in_flight"] == 6000
     assert payouts_reconcile() == 0  # not 15 s old: the job leaves it to its countdown task
 
     if how == "the countdown task":
         time_travel(seconds=3)
-        payout_tasks.payout_reconcile(payout_id=created["id"])
+        payout_tasks.payout_reconcile(payout_ids=[created["id"]])
     elif how == "the periodic job":
         time_travel(seconds=16)
         assert payouts_reconcile() == 1

@@ -32,7 +32,7 @@ from django.conf import settings as django_settings
 from django.db import connection
 
 from config.celery import app as celery_app
-from payments.payouts.services import payouts_reconcile
+from payments.payouts.sending import payouts_reconcile
 from tests.factories import ApiKeyFactory, MerchantFactory
 from tests.payments.payins.test_payin_api import payin_body
 from tests.payments.payouts.test_payout_api import CPF, fund

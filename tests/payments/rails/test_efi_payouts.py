@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from payments.models import Payout
-from payments.payouts.services import payout_process, payouts_reconcile
+from payments.payouts.sending import payout_process, payouts_reconcile
 from payments.rails import efi as efi_rail
 from tests.payments.payouts.test_payout_api import CPF, fund, payout_test_setup
 from tests.payments.rails.conftest import dashboard_live

@@ -1,0 +1,150 @@
+"""Payouts started, sent and completed in batches (issue 17, goal 2; payments/payouts/worker.py): a batch does for
+each payout exactly what a batch of one does, its statements do not grow with its size, and two workers given
+overlapping batches at once start, send and complete each payout once."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from payments.ledger import services as ledger
+from payments.management.commands.ledger_check import Command as LedgerCheck
+from payments.models import AccountKind, LedgerEntry, LineType, Payout, PayoutStatus, SimulatorOperation
+from payments.payouts import sending
+from payments.payouts import services as payouts
+from payments.payouts.validation import payout_request_validate
+from tests.conftest import run_in_threads
+from tests.factories import MerchantFactory, UserFactory
+from tests.payments.payouts.test_payout_api import ledger_balances
+from webhooks.models import Event
+
+
+@pytest.fixture(autouse=True)
+def at_once(settings):
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0  # the simulator confirms each payout as it is sent
+    settings.SIMULATOR_LATENCY_SECONDS = 0
+
+
+def funded_merchant(amount: int = 1_000_000):
+    merchant = MerchantFactory()
+    ledger.adjustment_create(merchant=merchant, livemode=False, amount=amount, reason="fund",
+                             staff=UserFactory(is_staff=True))
+    return merchant
+
+
+def payout_create(merchant, n: int, *, amount: int = 1_000, failing: bool = False) -> Payout:
+    body = {"amount": amount + n, "referenceId": f"batch-{merchant.pk}-{n}",
+            "pixKeyType": "EMAIL" if failing else "EVP",
+            "pixKey": f"payee{n}@fail.example.com" if failing else str(uuid.uuid4())}
+    return payouts.payout_create(merchant=merchant, livemode=False,
+                                 data=payout_request_validate(body, merchant=merchant))
+
+
+def events_by_payout(ids) -> Counter:
+    return Counter(Event.objects.filter(object_id__in=[str(pk) for pk in ids]).values_list("object_id", "type"))
+
+
+def lifecycle(payouts_: dict) -> Counter:
+    return Counter((str(pk), f"payout.{status}") for pk, final in payouts_.items()
+                   for status in ("created", "processing", final))
+
+
+@pytest.mark.django_db
+def test_a_batch_of_two_merchants_payouts_ends_each_as_a_batch_of_one_would(django_capture_on_commit_callbacks):
+    first, second = funded_merchant(), funded_merchant()
+    mine = [payout_create(first, n) for n in range(3)] + [payout_create(first, 3, failing=True)]
+    theirs = [payout_create(second, n, amount=2_000) for n in range(2)]
+    canceled = payout_create(first, 9)
+    payouts.payout_cancel(merchant=first, livemode=False, payout_id=canceled.pk)
+    batch = [p.pk for p in mine + theirs] + [canceled.pk, uuid.uuid4()]  # one not PENDING, one that does not exist
+
+    sending.payouts_process(payout_ids=batch)
+
+    status = dict(Payout.objects.filter(pk__in=batch).values_list("pk", "status"))
+    assert status == {**{p.pk: PayoutStatus.COMPLETED for p in mine[:3] + theirs},
+                      mine[3].pk: PayoutStatus.FAILED, canceled.pk: PayoutStatus.CANCELED}
+    assert events_by_payout(batch) == lifecycle(
+        {**{p.pk: "completed" for p in mine[:3] + theirs}, mine[3].pk: "failed"}) + Counter(
+        {(str(canceled.pk), "payout.created"): 1, (str(canceled.pk), "payout.canceled"): 1})
+    for merchant, completed in ((first, mine[:3]), (second, theirs)):
+        balances = ledger_balances(merchant)
+        assert (balances[AccountKind.AVAILABLE], balances[AccountKind.PAYOUTS_IN_FLIGHT],
+                balances[AccountKind.RAIL_OUT]) == (1_000_000 - sum(p.amount + p.fee for p in completed), 0,
+                                                    sum(p.amount for p in completed))
+    completions = LedgerEntry.objects.filter(transaction__description="Payout completed",
+                                             account__kind=AccountKind.RAIL_OUT, line_type=LineType.PAYOUT)
+    assert sorted(completions.values_list("transaction__object_id", "amount")) == sorted(
+        (str(p.pk), p.amount) for p in mine[:3] + theirs)  # one movement per payout, in the merchant's own books
+    assert {op.key: op.calls for op in SimulatorOperation.objects.filter(kind="payout")} == {
+        str(p.pk): 1 for p in mine + theirs}
+    assert LedgerCheck().inspect()[0] == []
+
+
+@pytest.mark.django_db
+def test_a_batchs_statements_do_not_grow_with_its_size():
+    """What the worker writes for a batch of 1 and of 12 payouts of one merchant: the same statements, the
+    simulator's own books (two a payout: the send and its confirmation) aside."""
+    merchant = funded_merchant()
+
+    def statements(size: int) -> list[str]:
+        ids = [payout_create(merchant, size * 100 + n).pk for n in range(size)]
+        with CaptureQueriesContext(connection) as captured:
+            sending.payouts_process(payout_ids=ids)
+        assert set(Payout.objects.filter(pk__in=ids).values_list("status", flat=True)) == {PayoutStatus.COMPLETED}
+        ours = [q["sql"] for q in captured.captured_queries if "simulator" not in q["sql"]]
+        return [sql.split(" ", 1)[0] for sql in ours if "SAVEPOINT" not in sql]
+
+    one = statements(1)
+    assert statements(12) == one
+    if connection.vendor == "postgresql":  # start: the UPDATE, the events; then the same, the lock, the movements
+        assert one == ["UPDATE", "INSERT", "UPDATE", "INSERT", "SELECT", "WITH"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_given_overlapping_batches_move_and_send_each_payout_once():
+    merchants = [funded_merchant(), funded_merchant()]
+    created = [payout_create(merchants[n % 2], n) for n in range(24)]
+    ids = [p.pk for p in created]
+    # Four workers at once, two by two on the same payouts, in opposite orders: the rows are locked in id order.
+    batches = [ids[:16], list(reversed(ids[:16])), ids[8:], list(reversed(ids[8:]))]
+
+    results = run_in_threads(4, lambda i: sending.payouts_process(payout_ids=batches[i]))
+
+    assert results == [None] * 4
+    assert Counter(Payout.objects.filter(pk__in=ids).values_list("status", flat=True)) == {
+        PayoutStatus.COMPLETED: 24}
+    assert events_by_payout(ids) == lifecycle({pk: "completed" for pk in ids})  # each transition once
+    assert {op.key: op.calls for op in SimulatorOperation.objects.filter(kind="payout")} == {
+        str(pk): 1 for pk in ids}  # the rail was asked to pay each once
+    for merchant in merchants:
+        mine = [p for p in created if p.merchant_id == merchant.pk]
+        assert ledger_balances(merchant)[AccountKind.RAIL_OUT] == sum(p.amount for p in mine)
+        assert ledger_balances(merchant)[AccountKind.PAYOUTS_IN_FLIGHT] == 0
+    assert LedgerCheck().inspect()[0] == []
+
+
+@pytest.mark.django_db
+def test_post_many_writes_every_movement_or_none():
+    merchant = funded_merchant(10_000)
+    before = LedgerEntry.objects.count()
+    balanced = ledger.Movement(legs=[ledger.Leg(AccountKind.AVAILABLE, -100, LineType.ADJUSTMENT),
+                                     ledger.Leg(AccountKind.ADJUSTMENTS, 100, LineType.ADJUSTMENT)],
+                               object_type="adjustment", object_id="a")
+    unbalanced = ledger.Movement(legs=[ledger.Leg(AccountKind.AVAILABLE, -100, LineType.ADJUSTMENT)],
+                                 object_type="adjustment", object_id="b")
+    with pytest.raises(ledger.UnbalancedTransaction), transaction.atomic():
+        ledger.post_many(merchant=merchant, livemode=False, movements=[balanced, unbalanced])
+    assert LedgerEntry.objects.count() == before
+
+    with transaction.atomic():
+        written = ledger.post_many(merchant=merchant, livemode=False, movements=[balanced, balanced])
+    assert [movement.object_id for movement in written] == ["a", "a"]
+    assert list(LedgerEntry.objects.filter(account__kind=AccountKind.AVAILABLE, transaction__in=written)
+                .order_by("pk").values_list("amount", "balance_after")) == [(-100, 9_900), (-100, 9_800)]
+    assert ledger_balances(merchant)[AccountKind.AVAILABLE] == 9_800
+    assert LedgerCheck().inspect()[0] == []
