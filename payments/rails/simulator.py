@@ -10,13 +10,13 @@ path as a real one: stored raw, then processed idempotently.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config import inserts
@@ -79,7 +79,7 @@ class SimulatorRail:
         return self._card_result(operation)
 
     def card_status(self, *, key: str) -> CardResult:
-        operation = SimulatorOperation.objects.filter(key=key, kind="card").first()
+        operation = _operation(key, "card")
         if operation is None:  # never reached the network: nothing was charged
             return CardResult(status="FAILED", failure_code="processing_error")
         return self._card_result(operation)
@@ -103,7 +103,7 @@ class SimulatorRail:
         return OperationStatus(status=previous.status, failure_code=previous.outcome)
 
     def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus:
-        operation = SimulatorOperation.objects.filter(key=key, kind="refund").first()
+        operation = _operation(key, "refund")
         if operation is None:
             return OperationStatus(status="FAILED", failure_code="rail_error")
         return self._confirmed_when_due(operation)
@@ -113,8 +113,10 @@ class SimulatorRail:
         """A PENDING refund or payout succeeds by itself SIMULATOR_AUTO_CONFIRM_SECONDS after it was sent."""
         due = operation.created_at + timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
         if operation.status == "PENDING" and timezone.now() >= due:
-            SimulatorOperation.objects.filter(key=operation.key, status="PENDING").update(
-                status="SUCCEEDED", updated_at=timezone.now())
+            with connection.cursor() as cursor:
+                cursor.execute(_statements()["confirm"], [
+                    "SUCCEEDED", _field("updated_at").get_db_prep_save(timezone.now(), connection), operation.key,
+                    "PENDING"])
             return OperationStatus(status="SUCCEEDED")
         return OperationStatus(status=operation.status, failure_code=operation.outcome)
 
@@ -141,7 +143,7 @@ class SimulatorRail:
         return self._confirmed_when_due(previous)  # the row just written or read: no second read
 
     def payout_status(self, *, key: str) -> OperationStatus:
-        operation = SimulatorOperation.objects.filter(key=key, kind="payout").first()
+        operation = _operation(key, "payout")
         if operation is None:
             return OperationStatus(status="NOT_FOUND")
         return self._confirmed_when_due(operation)
@@ -220,9 +222,7 @@ class SimulatorRail:
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
         """The operation already done under this idempotency key, counting the repeated call."""
-        if SimulatorOperation.objects.filter(key=key).update(calls=F("calls") + 1):
-            return SimulatorOperation.objects.get(key=key)
-        return None
+        return next(iter(SimulatorOperation.objects.raw(_statements()["repeat"], [key])), None)
 
     @staticmethod
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
@@ -238,6 +238,30 @@ class SimulatorRail:
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])
         return operation
+
+
+def _field(name: str):
+    return SimulatorOperation._meta.get_field(name)
+
+
+def _operation(key: str, kind: str) -> SimulatorOperation | None:
+    return next(iter(SimulatorOperation.objects.raw(_statements()["get"], [key, kind])), None)
+
+
+@functools.cache
+def _statements() -> dict[str, str]:
+    """The books' statements, written once (a payout's send and confirmation run them; compiling their ORM queries
+    cost more than running them). Names from the model, placeholders for every value."""
+    quote = connection.ops.quote_name
+    table = quote(SimulatorOperation._meta.db_table)
+    columns = ", ".join(quote(field.column) for field in SimulatorOperation._meta.concrete_fields)
+    key, kind, calls, status, updated_at = (quote(_field(name).column)
+                                            for name in ("key", "kind", "calls", "status", "updated_at"))
+    return {
+        "get": f"SELECT {columns} FROM {table} WHERE {key} = %s AND {kind} = %s",  # noqa: S608
+        "repeat": f"UPDATE {table} SET {calls} = {calls} + 1 WHERE {key} = %s RETURNING {columns}",  # noqa: S608
+        "confirm": f"UPDATE {table} SET {status} = %s, {updated_at} = %s WHERE {key} = %s AND {status} = %s",  # noqa: S608
+    }
 
 
 rail = SimulatorRail()
