@@ -71,12 +71,17 @@ def _params(obj: Model, fields: tuple) -> list:
     return values
 
 
-def insert(*objs: Model, before: tuple[tuple[str, list], ...] = ()) -> None:
+def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[str, list] | None = None):
     """INSERT these new model instances, all of them or none, in this order (parents before their children).
 
     `before`: statements (SQL with %s placeholders, and their values) that run with them, first, all or none: an
     UPDATE whose outcome the caller already knows (it holds the row locks) and does not read back.
+    `then` (PostgreSQL only): a query that is the statement's main one, its first row returned. It runs *before* the
+    INSERTs (a data-modifying WITH clause nobody reads runs after the main query), and an error it raises aborts
+    them: a decision that refuses what the rows would record (payments.payouts.services).
     """
+    if then is not None and connection.vendor != "postgresql":
+        raise ValueError("`then` needs PostgreSQL's WITH clauses")
     statements = list(before)
     # Rows of one model that follow each other go in one INSERT, in order: the statements of a WITH clause run in no
     # set order, and auto-increment ids must follow the order given (ledger entries are read back in id order).
@@ -86,11 +91,16 @@ def insert(*objs: Model, before: tuple[tuple[str, list], ...] = ()) -> None:
         values = sql[sql.index(" VALUES ") + len(" VALUES "):]
         statements.append((sql + (", " + values) * (len(group) - 1),
                            [value for obj in group for value in _params(obj, fields)]))
+    if then is not None:
+        statements.append(then)
+    row = None
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             *first, last = statements
             sql = "WITH " + ", ".join(f"_{n} AS ({s})" for n, (s, _) in enumerate(first)) + " " if first else ""
             cursor.execute(sql + last[0], [value for _, params in statements for value in params])
+            if then is not None:
+                row = cursor.fetchone()
         else:
             with transaction.atomic():
                 for sql, params in statements:
@@ -98,3 +108,4 @@ def insert(*objs: Model, before: tuple[tuple[str, list], ...] = ()) -> None:
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
+    return row

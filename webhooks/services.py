@@ -37,9 +37,17 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
     transaction needed around them."""
     event, deliveries = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj,
                                     previous_status=previous_status, webhook_url=webhook_url, endpoints=endpoints)
-    inserts.insert(*rows, event, *deliveries)
-    _deliveries_enqueue_on_commit(deliveries)
+    event_write(event, deliveries, rows=rows)
     return event
+
+
+def event_write(event: Event, deliveries: list[Delivery], *, rows: tuple[Model, ...] = (),
+                then: tuple[str, list] | None = None):
+    """Write an event and its deliveries from `event_build` as `event_record` does, with the caller's `rows`; `then`:
+    a query run in the same statement before them (`config.inserts.insert`), whose first row is returned."""
+    row = inserts.insert(*rows, event, *deliveries, then=then)
+    _deliveries_enqueue_on_commit(deliveries)
+    return row
 
 
 def events_record(events: list[dict]) -> list[Event]:

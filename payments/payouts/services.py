@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import string
 from collections.abc import Callable
 from datetime import UTC
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Model
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
@@ -39,7 +40,7 @@ from payments.payouts.serializers import payout_serialize
 from payments.payouts.worker import payouts_moved
 from payments.rails.base import OperationStatus
 from payments.rows import row_locked
-from webhooks.services import event_record, events_record
+from webhooks.services import event_build, event_record, event_write, events_record
 
 logger = logging.getLogger(__name__)
 
@@ -103,16 +104,19 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
         description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
         local_date=today, created_at=now, updated_at=now)
     daily_max = policy.payout_daily_max(merchant)
+    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created",
+                                    obj=payout_serialize(payout), webhook_url=payout.webhook_url or None)
+    rows = (payout, audit(payout)) if audit else (payout,)
     try:
-        with transaction.atomic():
-            # The payout and its event first, before any lock: a referenceId already taken fails here (the unique
-            # constraint), and the ledger lock is held only for the decision and the movement.
-            event_record(merchant=merchant, livemode=livemode, type="payout.created", obj=payout_serialize(payout),
-                         previous_status=None, webhook_url=payout.webhook_url or None,
-                         rows=(payout, audit(payout)) if audit else (payout,))
-            # Last, right before COMMIT: the decision under the merchant's ledger lock.
-            _reserve(payout, daily_max=daily_max)
-            transaction.on_commit(_dispatch_soon)
+        if connection.vendor == "postgresql":
+            _accept(payout, event, deliveries, rows=rows, daily_max=daily_max)
+        else:
+            with transaction.atomic():
+                # The payout and its event first, before any lock: a referenceId already taken fails here (the
+                # unique constraint), and the ledger lock is held only for the decision and the movement.
+                event_write(event, deliveries, rows=rows)
+                _reserve(payout, daily_max=daily_max)  # last, right before COMMIT
+        transaction.on_commit(_dispatch_soon)
     except IntegrityError:
         existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
                     .values_list("pk", flat=True).first())
@@ -125,43 +129,63 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
     return payout
 
 
-def _reserve(payout: Payout, *, daily_max: int) -> None:
-    """Under the merchant's ledger lock: the day's total with the payout (refused past `daily_max`), the balance
-    (refused below amount + fee) and amount + fee moved from available to in flight. On PostgreSQL this is one call of
-    the server-side function `payments_payout_reserve` (migration 0010), so the lock is held for one round trip before
-    COMMIT; elsewhere (SQLite) the same steps in Python. The payout tests run against both."""
-    amount, fee = payout.amount, payout.fee
-    description = f"Pix payout to {payout.pix_key_type} key"
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_RESERVE_SQL, [
-                payout.merchant_id, payout.livemode, payout.local_date, amount, fee, daily_max, uuid7(),
-                str(payout.id), payout.reference_id, description[:255], timezone.now()])
-            outcome, used = cursor.fetchone()
-    else:
-        accounts = ledger.lock(merchant=payout.merchant, livemode=payout.livemode)
-        used = _daily_total_add(payout, amount)
-        outcome = ("limit" if used > daily_max else
-                   "balance" if accounts[AccountKind.AVAILABLE].balance < amount + fee else "ok")
-        if outcome == "ok":
-            ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout",
-                        object_id=str(payout.id), reference_id=payout.reference_id, description=description,
-                        accounts=accounts, legs=[
-                            Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
-                            Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
-                            Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
-                        ])
+def _accept(payout: Payout, event, deliveries, *, rows: tuple, daily_max: int) -> None:
+    """On PostgreSQL, one statement of its own, atomic without a transaction around it: the function
+    `payments_payout_accept` (migrations 0010 and 0013) takes the merchant's ledger lock, adds the day's total, checks
+    the limit and the balance and moves amount + fee from available to in flight, or raises; then the payout, its
+    event and `rows` are inserted. A refusal aborts the whole statement, and a referenceId already taken (the unique
+    constraint) aborts the decision with it. The lock is held until the statement commits, nothing else between."""
+    try:
+        # Inside a caller's transaction (a test's), a savepoint, so that a refusal leaves that transaction usable.
+        with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
+            event_write(event, deliveries, rows=rows, then=(_ACCEPT_SQL, _decision_params(payout, daily_max)))
+    except DatabaseError as error:  # what Django makes of the RAISE (and anything else, raised again)
+        refusal = getattr(error.__cause__, "diag", None)
+        if refusal is None or refusal.message_primary != "payments_payout_refused":
+            raise
+        _refuse(refusal.message_detail, int(refusal.message_hint), daily_max)
+
+
+_ACCEPT_SQL = "SELECT payments_payout_accept(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+
+
+def _decision_params(payout: Payout, daily_max: int) -> list:
+    return [payout.merchant_id, payout.livemode, payout.local_date, payout.amount, payout.fee, daily_max, uuid7(),
+            str(payout.id), payout.reference_id, _description(payout)[:255], timezone.now()]
+
+
+def _description(payout: Payout) -> str:
+    """The statement line of a payout's acceptance."""
+    return f"Pix payout to {payout.pix_key_type} key"
+
+
+def _refuse(outcome: str, used: int, daily_max: int) -> None:
     if outcome == "limit":
         raise PayoutLimitExceeded(
             gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
                 "used": used, "daily_max": daily_max}, param="amount")
     if outcome == "balance":
         raise InsufficientBalance()
+    raise RuntimeError(f"the payout decision answered {outcome!r}")  # never accept what was not decided
+
+
+def _reserve(payout: Payout, *, daily_max: int) -> None:
+    """Elsewhere than on PostgreSQL (SQLite), in the caller's transaction: what `payments_payout_accept` does, step
+    by step, under the merchant's ledger lock. The payout tests run against both."""
+    amount, fee = payout.amount, payout.fee
+    accounts = ledger.lock(merchant=payout.merchant, livemode=payout.livemode)
+    used = _daily_total_add(payout, amount)
+    outcome = ("limit" if used > daily_max else
+               "balance" if accounts[AccountKind.AVAILABLE].balance < amount + fee else "ok")
     if outcome != "ok":
-        raise RuntimeError(f"payments_payout_reserve answered {outcome!r}")  # never accept what was not decided
-
-
-_RESERVE_SQL = "SELECT outcome, day_total FROM payments_payout_reserve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        _refuse(outcome, used, daily_max)
+    ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
+                reference_id=payout.reference_id, description=_description(payout),
+                accounts=accounts, legs=[
+                    Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
+                    Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
+                    Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
+                ])
 
 
 def _daily_total_add(payout: Payout, amount: int) -> int:

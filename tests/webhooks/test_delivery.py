@@ -93,7 +93,8 @@ def test_failures_follow_the_schedule_with_jitter_then_fail(receiver, retries, s
     assert row.completed_at is not None
     assert row.attempt_log.count() == 4
     # Retries due within WEBHOOK_MAX_ETA_SECONDS go to the broker with their countdown; the 1800 s one does not.
-    assert [round(c) for _, c in retries] == [round(d) for d in delays[:2]]
+    # (Each countdown is measured from a moment after `before`: equal to its delay within a second, not rounded alike.)
+    assert len(retries) == 2 and all(abs(c - d) < 1 for (_, c), d in zip(retries, delays[:2], strict=True)), retries
     assert len({r.headers["webhook-id"] for r in receiver.received("/fail")}) == 1
 
 
