@@ -7,6 +7,7 @@ rail call happens inside a database transaction. Why batches: payments/payouts/w
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -38,7 +39,7 @@ def payouts_dispatch() -> int:
     pending = dispatch_list(DISPATCH_BATCH)
     for livemode in (False, True):
         ids = [str(payout_id) for payout_id, mode in pending if mode == livemode]
-        size = max(1, min(rails.for_mode(livemode).payout_batch, settings.PAYOUT_BATCH_MAX))
+        size = batch_size(livemode)
         for start in range(0, len(ids), size):
             batch = ids[start:start + size]
             task_enqueue("payments.payouts.tasks.payouts_process", payout_ids=batch)
@@ -47,29 +48,57 @@ def payouts_dispatch() -> int:
 
 
 
+def batch_size(livemode: bool) -> int:
+    """How many payouts of a mode one task starts and sends: the rail's `payout_batch`, at most PAYOUT_BATCH_MAX."""
+    return max(1, min(rails.for_mode(livemode).payout_batch, settings.PAYOUT_BATCH_MAX))
+
+
 def payout_process(*, payout_id) -> None:
     """Start a PENDING payout and send it. Runs in a Celery task, outside any transaction."""
     payouts_process(payout_ids=[payout_id])
 
 
+# The reconciliation job takes a PROCESSING payout unchanged this long for stuck: it asks the rail, and sends it
+# (under the same key) if the rail never got it.
+RECONCILE_AFTER = timedelta(seconds=15)
+# A batch starts a send only this long after it moved its payouts to PROCESSING: a send started then has ended
+# (answered, or timed out: EFI_TIMEOUT_SECONDS, 10 s) before the job could take its payout for stuck, so the worker and
+# the job never send one payout at the same time. The payouts of a batch left unsent by a slow rail stay PROCESSING,
+# and the job sends them. tests/payments/payouts/test_payout_batches.py holds the sum under RECONCILE_AFTER.
+SEND_WINDOW_SECONDS = 4.0
+
+
 def payouts_process(*, payout_ids: list) -> None:
     """Start the PENDING payouts among these (one transaction for all), send each (one rail call each, its id the
-    idempotency key), and record the answers. Runs in a Celery task, outside any transaction."""
-    sent = [(payout, answer) for payout in payouts_start(payout_ids=payout_ids)
-            if (answer := _send(payout)) is not None]
-    _record(sent)
+    idempotency key) within SEND_WINDOW_SECONDS, and record the answers. Runs in a Celery task, outside any
+    transaction."""
+    started = payouts_start(payout_ids=payout_ids)
+    deadline = time.monotonic() + SEND_WINDOW_SECONDS
+    answers = []
+    for payout in started:
+        if time.monotonic() > deadline:
+            logger.warning("payments.payout_send_window_passed", extra={"payout_id": str(payout.id)})
+            continue  # PROCESSING, never sent: the reconciliation job sends it
+        answer = _send(payout)
+        if answer is not None:
+            answers.append((payout, answer))
+    _record(answers)
 
 
 def _send(payout: Payout) -> OperationStatus | None:
-    """The rail's answer to the payout, or None when it is unknown."""
+    """The rail's answer to the payout, or None when it is unknown: it may or may not have arrived, and the
+    reconciliation job asks the rail, never resends blind. Whatever goes wrong with one payout leaves the others of its
+    batch to be sent and recorded."""
     try:
         return rails.for_mode(payout.livemode).payout_send(
             key=str(payout.id), livemode=payout.livemode, amount=payout.amount, pix_key=payout.pix_key_normalized,
             pix_key_type=payout.pix_key_type, end_to_end_id=payout.external_id,
             beneficiary_document=payout.beneficiary_document)
-    except RailError:  # it may or may not have arrived: the reconciliation job asks the rail, never resends blind
+    except RailError:
         logger.warning("payments.payout_rail_error", extra={"payout_id": str(payout.id)})
-        return None
+    except Exception:
+        logger.exception("payments.payout_send_failed", extra={"payout_id": str(payout.id)})
+    return None
 
 
 def _record(answers: list[tuple[Payout, OperationStatus]]) -> None:
@@ -78,13 +107,17 @@ def _record(answers: list[tuple[Payout, OperationStatus]]) -> None:
     settled."""
     completed, pending = [], []
     for payout, answer in answers:
-        if answer.end_to_end_id and answer.end_to_end_id != payout.external_id:
-            # A real rail names the Pix itself: `externalId` becomes the end-to-end id the receiving bank knows.
-            Payout.objects.filter(pk=payout.pk).update(external_id=answer.end_to_end_id)
+        try:  # one payout's failure (recorded later by the reconciliation job) never holds up the others
+            if answer.end_to_end_id and answer.end_to_end_id != payout.external_id:
+                # A real rail names the Pix itself: `externalId` becomes the end-to-end id the receiving bank knows.
+                Payout.objects.filter(pk=payout.pk).update(external_id=answer.end_to_end_id)
+            if answer.status in ("FAILED", "RETURNED"):
+                payout_resolve(payout_id=payout.pk, answer=answer)
+        except Exception:
+            logger.exception("payments.payout_record_failed", extra={"payout_id": str(payout.pk)})
+            continue
         if answer.status == "SUCCEEDED":
             completed.append(payout)
-        elif answer.status in ("FAILED", "RETURNED"):
-            payout_resolve(payout_id=payout.pk, answer=answer)
         elif answer.status == "PENDING":
             pending.append(str(payout.pk))
     payouts_complete(completed)
@@ -96,14 +129,17 @@ def _record(answers: list[tuple[Payout, OperationStatus]]) -> None:
             logger.warning("payments.payout_enqueue_failed", extra={"payout_ids": pending})
 
 
-def payouts_reconcile(*, older_than: timedelta = timedelta(seconds=15), payout_ids: list | None = None) -> int:
+def payouts_reconcile(*, older_than: timedelta = RECONCILE_AFTER, payout_ids: list | None = None) -> int:
     """Settle unfinished payouts: PROCESSING ones by asking the rail (sending only what it never received, under
-    the same key), PENDING ones whose task was lost by starting them."""
+    the same key), PENDING ones whose task was lost by starting them, a rail's batch at a time."""
     # Whole rows: what a send needs, with no second read per payout.
     unfinished = payouts_unfinished(before=timezone.now() - older_than, payout_ids=payout_ids)
-    pending = [payout.pk for payout in unfinished if payout.status == PayoutStatus.PENDING]
-    if pending:
-        payouts_process(payout_ids=pending)
+    pending = [payout for payout in unfinished if payout.status == PayoutStatus.PENDING]
+    for livemode in (False, True):
+        ids = [payout.pk for payout in pending if payout.livemode == livemode]
+        size = batch_size(livemode)
+        for start in range(0, len(ids), size):
+            payouts_process(payout_ids=ids[start:start + size])
     handled, answers = len(pending), []
     for payout in unfinished:
         if payout.status == PayoutStatus.PENDING:

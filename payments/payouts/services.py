@@ -333,8 +333,11 @@ def payouts_complete(payouts: list[Payout]) -> None:
     for payout in payouts:
         groups.setdefault((payout.merchant_id, payout.livemode), []).append(payout.pk)
     for ids in groups.values():
-        with transaction.atomic():
-            _complete(ids)
+        try:  # one merchant's failure (a lock timeout) leaves the others' completions, and its own to reconciliation
+            with transaction.atomic():
+                _complete(ids)
+        except Exception:
+            logger.exception("payments.payouts_complete_failed", extra={"payout_ids": [str(pk) for pk in ids]})
 
 
 def payout_resolve(*, payout_id, answer: OperationStatus) -> Payout | None:

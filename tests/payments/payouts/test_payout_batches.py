@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from payments.inbound.services import RECONCILE_AFTER as INBOUND_RECONCILE_AFTER
 from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LedgerEntry, LineType, Payout, PayoutStatus, SimulatorOperation
 from payments.payouts import sending
 from payments.payouts import services as payouts
 from payments.payouts.validation import payout_request_validate
+from payments.rails.simulator import SimulatorRail
 from tests.conftest import run_in_threads
 from tests.factories import MerchantFactory, UserFactory
 from tests.payments.payouts.test_payout_api import ledger_balances
@@ -129,7 +132,7 @@ def test_two_workers_given_overlapping_batches_move_and_send_each_payout_once():
 
 
 @pytest.mark.django_db
-def test_post_many_writes_every_movement_or_none():
+def test_post_many_refuses_an_unbalanced_movement_among_several_before_writing_any():
     merchant = funded_merchant(10_000)
     before = LedgerEntry.objects.count()
     balanced = ledger.Movement(legs=[ledger.Leg(AccountKind.AVAILABLE, -100, LineType.ADJUSTMENT),
@@ -147,4 +150,51 @@ def test_post_many_writes_every_movement_or_none():
     assert list(LedgerEntry.objects.filter(account__kind=AccountKind.AVAILABLE, transaction__in=written)
                 .order_by("pk").values_list("amount", "balance_after")) == [(-100, 9_900), (-100, 9_800)]
     assert ledger_balances(merchant)[AccountKind.AVAILABLE] == 9_800
+    assert LedgerCheck().inspect()[0] == []
+
+
+def test_a_batch_never_sends_when_the_reconciliation_job_could_send_too(settings):
+    """A send started within the window has ended (answer or timeout) before the job takes its payout for stuck."""
+    assert sending.SEND_WINDOW_SECONDS + settings.EFI_TIMEOUT_SECONDS < sending.RECONCILE_AFTER.total_seconds()
+    assert INBOUND_RECONCILE_AFTER >= sending.RECONCILE_AFTER
+
+
+@pytest.mark.django_db
+def test_the_payouts_a_batch_could_not_send_in_its_window_are_sent_once_by_the_job(monkeypatch):
+    merchant = funded_merchant()
+    ids = [payout_create(merchant, n).pk for n in range(3)]
+    monkeypatch.setattr(sending, "SEND_WINDOW_SECONDS", -1.0)  # a rail so slow the window closed before the first
+
+    sending.payouts_process(payout_ids=ids)
+
+    assert set(Payout.objects.filter(pk__in=ids).values_list("status", flat=True)) == {PayoutStatus.PROCESSING}
+    assert not SimulatorOperation.objects.filter(key__in=[str(pk) for pk in ids]).exists()  # never sent
+    monkeypatch.setattr(sending, "SEND_WINDOW_SECONDS", 4.0)
+    assert sending.payouts_reconcile(older_than=timedelta(0)) == 3  # the rail never got them: sent now
+
+    assert set(Payout.objects.filter(pk__in=ids).values_list("status", flat=True)) == {PayoutStatus.COMPLETED}
+    assert {op.key: op.calls for op in SimulatorOperation.objects.filter(kind="payout")} == {
+        str(pk): 1 for pk in ids}
+
+
+@pytest.mark.django_db
+def test_one_payout_that_breaks_leaves_the_rest_of_its_batch_sent_and_recorded(monkeypatch):
+    merchant = funded_merchant()
+    ids = [payout_create(merchant, n).pk for n in range(4)]
+    broken = str(ids[1])
+    send = SimulatorRail.payout_send
+
+    def breaks_on_one(self, **call):
+        if call["key"] == broken:
+            raise ValueError("a bug in one payout's path")
+        return send(self, **call)
+
+    monkeypatch.setattr(SimulatorRail, "payout_send", breaks_on_one)
+    sending.payouts_process(payout_ids=ids)
+
+    status = dict(Payout.objects.filter(pk__in=ids).values_list("pk", "status"))
+    assert status == {**{pk: PayoutStatus.COMPLETED for pk in ids}, ids[1]: PayoutStatus.PROCESSING}
+    monkeypatch.setattr(SimulatorRail, "payout_send", send)
+    assert sending.payouts_reconcile(older_than=timedelta(0)) == 1  # the job asks the rail, which never got it
+    assert Payout.objects.get(pk=ids[1]).status == PayoutStatus.COMPLETED
     assert LedgerCheck().inspect()[0] == []
