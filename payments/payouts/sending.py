@@ -24,7 +24,7 @@ from payments.payouts.services import (
     payouts_complete,
     payouts_start,
 )
-from payments.payouts.worker import dispatch_list, dispatch_sent, payouts_unfinished
+from payments.payouts.worker import dispatch_list, dispatch_sent, payout_resend_claim, payouts_unfinished
 from payments.rails.base import OperationStatus, RailError
 
 logger = logging.getLogger(__name__)
@@ -151,6 +151,8 @@ def payouts_reconcile(*, older_than: timedelta = RECONCILE_AFTER, payout_ids: li
             continue
         handled += 1
         if answer.status == "NOT_FOUND":
+            if not payout_resend_claim(payout):
+                continue  # another run is sending it
             answer = _send(payout)  # never reached the rail: send it now, under the same idempotency key
         if answer is not None:
             answers.append((payout, answer))

@@ -75,6 +75,19 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
 _ENDPOINT_FIELDS = ["id", "merchant_id", "livemode", "url", "event_types", "enabled"]
 
 
+def payout_resend_claim(payout: Payout) -> bool:
+    """Claim a PROCESSING payout the rail says it never got, for this reconciliation run to send: its `updated_at`
+    moves to now if it is still what this run read. Of two runs that read it at once (the periodic job and the
+    inbound one), one claims it and the other leaves it, so the rail is never sent it twice at the same time; and the
+    new stamp keeps the next run off it while the send runs."""
+    now = timezone.now()
+    claimed = Payout.objects.filter(pk=payout.pk, status=PayoutStatus.PROCESSING,
+                                    updated_at=payout.updated_at).update(updated_at=now)
+    if claimed:
+        payout.updated_at = now
+    return bool(claimed)
+
+
 def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
     """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500: for
     one payout (the countdown task) a statement written once, else the ORM's query."""

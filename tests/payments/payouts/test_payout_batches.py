@@ -16,7 +16,7 @@ from payments.inbound.services import RECONCILE_AFTER as INBOUND_RECONCILE_AFTER
 from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LedgerEntry, LineType, Payout, PayoutStatus, SimulatorOperation
-from payments.payouts import sending
+from payments.payouts import sending, worker
 from payments.payouts import services as payouts
 from payments.payouts.validation import payout_request_validate
 from payments.rails.simulator import SimulatorRail
@@ -198,3 +198,20 @@ def test_one_payout_that_breaks_leaves_the_rest_of_its_batch_sent_and_recorded(m
     assert sending.payouts_reconcile(older_than=timedelta(0)) == 1  # the job asks the rail, which never got it
     assert Payout.objects.get(pk=ids[1]).status == PayoutStatus.COMPLETED
     assert LedgerCheck().inspect()[0] == []
+
+
+@pytest.mark.django_db
+def test_of_two_reconciliation_runs_that_read_an_unsent_payout_one_sends_it(monkeypatch):
+    merchant = funded_merchant()
+    payout_id = payout_create(merchant, 0).pk
+    monkeypatch.setattr(sending, "SEND_WINDOW_SECONDS", -1.0)
+    sending.payouts_process(payout_ids=[payout_id])  # PROCESSING, never sent
+    monkeypatch.setattr(sending, "SEND_WINDOW_SECONDS", 4.0)
+    read_by_both = Payout.objects.get(pk=payout_id)
+    other_run = Payout.objects.get(pk=payout_id)
+
+    assert worker.payout_resend_claim(read_by_both) is True
+    assert worker.payout_resend_claim(other_run) is False  # it read the same row: the first run has it
+    assert sending.payouts_reconcile(older_than=timedelta(0)) == 1  # a later run reads the new stamp: it sends
+    assert Payout.objects.get(pk=payout_id).status == PayoutStatus.COMPLETED
+    assert SimulatorOperation.objects.get(key=str(payout_id)).calls == 1
