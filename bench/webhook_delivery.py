@@ -13,7 +13,7 @@ and 13, or WEBHOOK_BENCH_REDIS_DBS=cache,broker), like production. The worker is
    processes, the receiver, and the whole machine: PostgreSQL, Redis and any neighbour included);
 2. latency: --rate events per second for --seconds, the delay of each from its commit to its first arrival;
 3. storm: --storm-events deliveries are committed at once (their messages reach the broker faster than the worker
-   drains them), then one payout task is sent (`payout_process` of a payout that does not exist: a money task's
+   drains them), then one payout task is sent (`payouts_process` of a payout that does not exist: a money task's
    round trip to the database); how long until it has run and been acknowledged. Once with a receiver that answers
    at once, once with one that takes --slow-ms per answer (every pool slot busy on a slow merchant).
 Targets (issue 17, on the 2-core reference machine): >= 300 deliveries/s and p50 < 200 ms.
@@ -44,7 +44,7 @@ RESULTS = ROOT / "bench" / "results"
 TARGET_RATE = 300.0
 TARGET_P50 = 0.2
 TICKS = os.sysconf("SC_CLK_TCK")
-PAYOUT_TASK = "payments.payouts.tasks.payout_process"
+PAYOUT_TASK = "payments.payouts.tasks.payouts_process"
 
 
 def start(command: list[str], env: dict, log: Path) -> subprocess.Popen:
@@ -239,7 +239,7 @@ def main() -> int:
             backlog = broker.llen("webhooks")
             task_id = str(uuid.uuid4())
             sent_at = time.time()
-            app.send_task(PAYOUT_TASK, kwargs={"payout_id": str(uuid.uuid4())}, task_id=task_id)
+            app.send_task(PAYOUT_TASK, kwargs={"payout_ids": [str(uuid.uuid4())]}, task_id=task_id)
             tag = next((json.loads(m)["properties"]["delivery_tag"] for m in broker.lrange("celery", 0, -1)
                         if json.loads(m)["headers"]["id"] == task_id), None)
             deadline, done_at = time.monotonic() + 120, None
