@@ -18,6 +18,7 @@ from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LedgerEntry, LineType, Payout, PayoutStatus, SimulatorOperation
 from payments.payouts import sending, worker
 from payments.payouts import services as payouts
+from payments.payouts import tasks as payout_tasks
 from payments.payouts.validation import payout_request_validate
 from payments.rails.simulator import SimulatorRail
 from tests.conftest import run_in_threads
@@ -215,3 +216,42 @@ def test_of_two_reconciliation_runs_that_read_an_unsent_payout_one_sends_it(monk
     assert sending.payouts_reconcile(older_than=timedelta(0)) == 1  # a later run reads the new stamp: it sends
     assert Payout.objects.get(pk=payout_id).status == PayoutStatus.COMPLETED
     assert SimulatorOperation.objects.get(key=str(payout_id)).calls == 1
+
+
+@pytest.fixture
+def tasks(monkeypatch) -> list:
+    """The `payouts_process` tasks the dispatch queues (not sent to a broker), with an empty dispatch memory."""
+    queued: list = []
+    monkeypatch.setattr(worker, "_sent", {})
+    monkeypatch.setattr(payout_tasks.payouts_process, "delay", lambda **kwargs: queued.append(kwargs["payout_ids"]))
+    return queued
+
+
+@pytest.mark.django_db
+def test_the_dispatch_queues_pending_payouts_oldest_first_in_batches_of_a_mode(tasks, settings):
+    settings.PAYOUT_BATCH_MAX = 2
+    merchant = funded_merchant()
+    ledger.adjustment_create(merchant=merchant, livemode=True, amount=100_000, reason="fund",
+                             staff=UserFactory(is_staff=True))
+    test_mode = [str(payout_create(merchant, n).pk) for n in range(5)]
+    body = {"amount": 1_000, "referenceId": "live-1", "pixKeyType": "EVP", "pixKey": str(uuid.uuid4())}
+    live = str(payouts.payout_create(merchant=merchant, livemode=True,
+                                     data=payout_request_validate(body, merchant=merchant)).pk)
+
+    assert sending.payouts_dispatch() == 6
+    assert tasks == [test_mode[0:2], test_mode[2:4], test_mode[4:], [live]]  # a task never mixes the modes
+
+
+@pytest.mark.django_db
+def test_a_dispatch_skips_the_payouts_this_process_queued_lately_until_its_memory_expires(tasks, monkeypatch):
+    merchant = funded_merchant()
+    first = [str(payout_create(merchant, n).pk) for n in range(2)]
+    assert sending.payouts_dispatch() == 2
+    later = str(payout_create(merchant, 2).pk)
+
+    assert sending.payouts_dispatch() == 1  # the first two are still PENDING behind their queued task
+    assert tasks == [first, [later]]
+
+    monkeypatch.setattr(worker, "DISPATCH_MEMORY_SECONDS", -1.0)  # their task is taken for lost
+    assert sending.payouts_dispatch() == 3
+    assert tasks[2:] == [[*first, later]]
