@@ -353,8 +353,9 @@ def process_ticks(pids: list[int]) -> dict[int, int]:
 
 
 def _used(start: dict[int, int], end: dict[int, int]) -> int:
-    """Ticks used between two samples by the pids alive at both: a floor, never negative."""
-    return sum(end[pid] - start[pid] for pid in start.keys() & end.keys())
+    """Ticks used between two samples by the pids alive at the end (those born in between: all of theirs); a pid that
+    died in between is lost: a floor, never negative."""
+    return sum(end[pid] - start.get(pid, 0) for pid in end)
 
 
 def pids_matching(comm: str, cmdline_part: str = "") -> list[int]:
@@ -381,16 +382,22 @@ def watch_cpu(window: tuple[float, float], server_pids: list[int], database: str
     this parent process, which is otherwise idle while its children drive the load: it tells a saturated server from
     a starved client or a machine busy with something else."""
     time.sleep(max(window[0] - time.monotonic(), 0))
-    groups = {"gunicorn": server_pids, "postgres": pids_matching("postgres", f" {database} "),
-              "redis": pids_matching("redis-server")}
+
+    def groups() -> dict[str, list[int]]:
+        return {"gunicorn": server_pids, "postgres": pids_matching("postgres", f" {database} "),
+                "redis": pids_matching("redis-server")}
+
     machine_start = _machine_ticks()
-    start = {name: process_ticks(pids) for name, pids in groups.items()}
+    start = {name: process_ticks(pids) for name, pids in groups().items()}
     time.sleep(max(window[1] - time.monotonic(), 0))
     machine_end = _machine_ticks()
     seconds = window[1] - window[0]
     ticks_per_second = os.sysconf("SC_CLK_TCK")
+    # Listed again at the end: a backend born in the window (a gunicorn worker reconnecting when its connection
+    # reached CONN_MAX_AGE) spent all its ticks in it; listed only at the start, it was missed, and a window in which
+    # every worker reconnected showed PostgreSQL at 0.00.
     cpu = {name: round(_used(start[name], process_ticks(pids)) / ticks_per_second / seconds, 2)
-           for name, pids in groups.items()}
+           for name, pids in groups().items()}
     total_ticks = machine_end[1] - machine_start[1]
     busy = (machine_end[0] - machine_start[0]) / total_ticks * (os.cpu_count() or 1) if total_ticks else 0.0
     cpu["machine"] = round(busy, 2)
