@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 
 from config import inserts
 from payments.ledger import services as ledger
@@ -88,3 +90,21 @@ def test_parameters_are_what_djangos_conversion_gives(merchant):
     expected = [field.get_db_prep_save(field.pre_save(payin, True), connection) for field in fields]
 
     assert [_comparable(v) for v in inserts._params(payin, fields)] == [_comparable(v) for v in expected]
+
+
+@pytest.mark.postgres
+def test_a_then_query_runs_in_the_same_statement_and_its_error_leaves_no_row(merchant):
+    written = event(merchant)
+    assert inserts.insert(written, then=("SELECT 40 + %s", [2])) == (42,)
+    assert Event.objects.filter(pk=written.pk).exists()
+
+    refused = event(merchant)
+    with pytest.raises(DataError), transaction.atomic():
+        inserts.insert(refused, then=("SELECT 1 / %s", [0]))  # the main query fails: the rows go with it
+    assert not Event.objects.filter(pk=refused.pk).exists()
+
+
+def test_then_needs_postgresql(merchant, monkeypatch):
+    monkeypatch.setattr(inserts, "connection", SimpleNamespace(vendor="sqlite"))  # refused before any statement
+    with pytest.raises(ValueError, match="PostgreSQL"):
+        inserts.insert(event(merchant), then=("SELECT 1", []))
