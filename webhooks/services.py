@@ -37,15 +37,17 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
     transaction needed around them."""
     event, deliveries = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj,
                                     previous_status=previous_status, webhook_url=webhook_url, endpoints=endpoints)
-    event_write(event, deliveries, rows=rows)
+    events_write([(event, deliveries)], rows=rows)
     return event
 
 
-def event_write(event: Event, deliveries: list[Delivery], *, rows: tuple[Model, ...] = (),
-                then: tuple[str, list] | None = None):
-    """Write an event and its deliveries from `event_build` as `event_record` does, with the caller's `rows`; `then`:
-    a query run in the same statement before them (`config.inserts.insert`), whose first row is returned."""
-    row = inserts.insert(*rows, event, *deliveries, then=then)
+def events_write(built: list[tuple[Event, list[Delivery]]], *, rows: tuple[Model, ...] = (),
+                 then: tuple[str, list] | None = None):
+    """Write events and their deliveries from `event_build` with the caller's `rows`, in one statement, and enqueue
+    the deliveries after the commit: what `event_record` and `events_record` do. `then`: a query run in the same
+    statement before them (`config.inserts.insert`), whose first row is returned."""
+    deliveries = [delivery for _, event_deliveries in built for delivery in event_deliveries]
+    row = inserts.insert(*rows, *(event for event, _ in built), *deliveries, then=then)
     _deliveries_enqueue_on_commit(deliveries)
     return row
 
@@ -56,9 +58,7 @@ def events_record(events: list[dict]) -> list[Event]:
     if not events:
         return []
     built = [event_build(**fields) for fields in events]
-    deliveries = [delivery for _, event_deliveries in built for delivery in event_deliveries]
-    inserts.insert(*(event for event, _ in built), *deliveries)
-    _deliveries_enqueue_on_commit(deliveries)
+    events_write(built)
     return [event for event, _ in built]
 
 

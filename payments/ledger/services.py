@@ -118,6 +118,7 @@ def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
     worker completing a batch of payouts); each is checked and written exactly as `post` writes one."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.post needs the caller's transaction")
+    kept = []  # each movement's legs but the zero ones
     for movement in movements:
         if any(isinstance(leg.amount, bool) or not isinstance(leg.amount, int) for leg in movement.legs):
             raise UnbalancedTransaction("amounts are integer cents")
@@ -125,18 +126,17 @@ def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
         if not legs or sum(leg.amount for leg in legs) != 0:
             raise UnbalancedTransaction(
                 f"legs of {movement.object_type} {movement.object_id} must sum to zero: {movement.legs}")
+        kept.append(legs)
     if accounts is None:
         accounts = lock(merchant=merchant, livemode=livemode)
     elif {a.merchant_id for a in accounts.values()} != {merchant.pk}:
         raise UnbalancedTransaction("the locked accounts belong to another merchant")
     written, entries, touched = [], [], {}
-    for movement in movements:
+    for movement, legs in zip(movements, kept, strict=True):
         row = LedgerTransaction(merchant=merchant, livemode=livemode, object_type=movement.object_type,
                                 object_id=movement.object_id, reference_id=movement.reference_id,
                                 description=movement.description[:255])
-        for leg in movement.legs:
-            if leg.amount == 0:
-                continue
+        for leg in legs:
             account = accounts[leg.kind]
             account.balance += leg.amount
             touched[account.pk] = account.balance

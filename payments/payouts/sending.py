@@ -37,20 +37,22 @@ def payouts_dispatch() -> int:
     from another worker; the second finds it no longer PENDING and does nothing."""
     shared_cache.flag_clear(DISPATCH_FLAG)
     pending = dispatch_list(DISPATCH_BATCH)
-    for livemode in (False, True):
-        ids = [str(payout_id) for payout_id, mode in pending if mode == livemode]
-        size = batch_size(livemode)
-        for start in range(0, len(ids), size):
-            batch = ids[start:start + size]
-            task_enqueue("payments.payouts.tasks.payouts_process", payout_ids=batch)
-            dispatch_sent(batch)
+    for batch in _batches([(str(payout_id), livemode) for payout_id, livemode in pending]):
+        task_enqueue("payments.payouts.tasks.payouts_process", payout_ids=batch)
+        dispatch_sent(batch)
     return len(pending)
 
 
 
-def batch_size(livemode: bool) -> int:
-    """How many payouts of a mode one task starts and sends: the rail's `payout_batch`, at most PAYOUT_BATCH_MAX."""
-    return max(1, min(rails.for_mode(livemode).payout_batch, settings.PAYOUT_BATCH_MAX))
+def _batches(payouts: list[tuple]) -> list[list]:
+    """(id, livemode) pairs, in their order, as the id lists of the tasks that start and send them: one mode per
+    task, at most the mode's rail's `payout_batch` ids each, never more than PAYOUT_BATCH_MAX."""
+    batches = []
+    for livemode in (False, True):
+        ids = [payout_id for payout_id, mode in payouts if mode == livemode]
+        size = max(1, min(rails.for_mode(livemode).payout_batch, settings.PAYOUT_BATCH_MAX))
+        batches += [ids[start:start + size] for start in range(0, len(ids), size)]
+    return batches
 
 
 def payout_process(*, payout_id) -> None:
@@ -135,11 +137,8 @@ def payouts_reconcile(*, older_than: timedelta = RECONCILE_AFTER, payout_ids: li
     # Whole rows: what a send needs, with no second read per payout.
     unfinished = payouts_unfinished(before=timezone.now() - older_than, payout_ids=payout_ids)
     pending = [payout for payout in unfinished if payout.status == PayoutStatus.PENDING]
-    for livemode in (False, True):
-        ids = [payout.pk for payout in pending if payout.livemode == livemode]
-        size = batch_size(livemode)
-        for start in range(0, len(ids), size):
-            payouts_process(payout_ids=ids[start:start + size])
+    for batch in _batches([(payout.pk, payout.livemode) for payout in pending]):
+        payouts_process(payout_ids=batch)
     handled, answers = len(pending), []
     for payout in unfinished:
         if payout.status == PayoutStatus.PENDING:

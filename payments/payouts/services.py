@@ -40,7 +40,7 @@ from payments.payouts.serializers import payout_serialize
 from payments.payouts.worker import payouts_moved
 from payments.rails.base import OperationStatus
 from payments.rows import row_locked
-from webhooks.services import event_build, event_record, event_write, events_record
+from webhooks.services import event_build, event_record, events_record, events_write
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
             with transaction.atomic():
                 # The payout and its event first, before any lock: a referenceId already taken fails here (the
                 # unique constraint), and the ledger lock is held only for the decision and the movement.
-                event_write(event, deliveries, rows=rows)
+                events_write([(event, deliveries)], rows=rows)
                 _reserve(payout, daily_max=daily_max)  # last, right before COMMIT
         transaction.on_commit(_dispatch_soon)
     except IntegrityError:
@@ -138,7 +138,7 @@ def _accept(payout: Payout, event, deliveries, *, rows: tuple, daily_max: int) -
     try:
         # Inside a caller's transaction (a test's), a savepoint, so that a refusal leaves that transaction usable.
         with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
-            event_write(event, deliveries, rows=rows, then=(_ACCEPT_SQL, _decision_params(payout, daily_max)))
+            events_write([(event, deliveries)], rows=rows, then=(_ACCEPT_SQL, _decision_params(payout, daily_max)))
     except DatabaseError as error:  # what Django makes of the RAISE (and anything else, raised again)
         refusal = getattr(error.__cause__, "diag", None)
         if refusal is None or refusal.message_primary != "payments_payout_refused":

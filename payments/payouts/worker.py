@@ -14,7 +14,7 @@
   INSERT of the movements). A Celery message, a transaction and a statement cost the same for fifty payouts as for
   one.
 - **A payout is fanned out once, not once per dispatch**: `payouts_dispatch` runs again as soon as a payout commits
-  after it cleared its flag, and without this memory it sent a second `payout_process` for every payout whose task
+  after it cleared its flag, and without this memory it sent a second task for every payout whose task
   was still queued behind it: under a backlog, each dispatch doubled the queue it had to wait for.
 """
 
@@ -54,8 +54,8 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
     params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids]
     params += sources
     payouts = list(Payout.objects.raw(_update_sql(len(payout_ids), len(sources), tuple(changes)), params))
-    if payouts and connection.vendor != "postgresql":  # elsewhere the endpoints of all the rows in one query
-        found: dict[tuple, list] = {}
+    found: dict[tuple, list] = {}  # elsewhere than on PostgreSQL, the endpoints of all the rows, in one query
+    if payouts and connection.vendor != "postgresql":
         for endpoint in WebhookEndpoint.objects.filter(
                 merchant_id__in={payout.merchant_id for payout in payouts}, enabled=True).order_by("pk"):
             found.setdefault((endpoint.merchant_id, endpoint.livemode), []).append(endpoint)

@@ -107,7 +107,7 @@ class Rail(Protocol):
     # True when the rail registers each Pix charge and hands back its own dynamic BR Code (txid of 26-35 letters and
     # digits, expiry and single payment enforced by the payer's bank); False for the simulator's static codes.
     dynamic_pix: bool
-    # How many payouts one worker task sends, one call after another (payments.payouts.services.payouts_dispatch):
+    # How many payouts one worker task sends, one call after another (payments.payouts.sending.payouts_dispatch):
     # the task's state changes are written once for all of them, but each call waits for the network's answer.
     payout_batch: int
 
