@@ -352,7 +352,7 @@ def process_ticks(pids: list[int]) -> dict[int, int]:
     return ticks
 
 
-def _used(start: dict[int, int], end: dict[int, int]) -> int:
+def ticks_used(start: dict[int, int], end: dict[int, int]) -> int:
     """Ticks used between two samples by the pids alive at the end (those born in between: all of theirs); a pid that
     died in between is lost: a floor, never negative."""
     return sum(end[pid] - start.get(pid, 0) for pid in end)
@@ -396,7 +396,7 @@ def watch_cpu(window: tuple[float, float], server_pids: list[int], database: str
     # Listed again at the end: a backend born in the window (a gunicorn worker reconnecting when its connection
     # reached CONN_MAX_AGE) spent all its ticks in it; listed only at the start, it was missed, and a window in which
     # every worker reconnected showed PostgreSQL at 0.00.
-    cpu = {name: round(_used(start[name], process_ticks(pids)) / ticks_per_second / seconds, 2)
+    cpu = {name: round(ticks_used(start[name], process_ticks(pids)) / ticks_per_second / seconds, 2)
            for name, pids in groups().items()}
     total_ticks = machine_end[1] - machine_start[1]
     busy = (machine_end[0] - machine_start[0]) / total_ticks * (os.cpu_count() or 1) if total_ticks else 0.0

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import psycopg
 import scenarios as scenario_list
-from load import pids_matching
+from load import pids_matching, process_ticks, ticks_used
 from server import (
     HOST,
     ROOT,
@@ -150,8 +150,10 @@ def _ticks(pid: int) -> int:
     return sum(int(value) for value in fields[11:15])
 
 
-def postgres_seconds() -> float:
-    return sum(_ticks(pid) for pid in pids_matching("postgres", f" {DATABASE} ")) / TICKS
+def postgres_ticks() -> dict[int, int]:
+    """The ticks of each backend of the bench's database, counted over a phase by load.ticks_used: a backend born
+    in it (a gunicorn worker reconnecting at CONN_MAX_AGE) wholly; one that ended in it is lost, never subtracted."""
+    return process_ticks(pids_matching("postgres", f" {DATABASE} "))
 
 
 # --- The database ----------------------------------------------------------------------------------------------------
@@ -216,12 +218,12 @@ def api_figures(part: dict) -> dict:
 def phase_running(server, pair, values, args, worker: Worker, conn) -> dict:
     worker.start()
     wait_idle(conn, worker)  # started, connected, its start-up dispatch done
-    counts0, cpu0, pg0, t0 = payout_counts(conn), worker.cpu_seconds(), postgres_seconds(), time.monotonic()
+    counts0, cpu0, pg0, t0 = payout_counts(conn), worker.cpu_seconds(), postgres_ticks(), time.monotonic()
     load = start_load(server, pair, values, args, DATABASE)
     part = finish_load(load, args)
     counts1, cpu1, t1 = payout_counts(conn), worker.cpu_seconds(), time.monotonic()
     time.sleep(args.tail)
-    counts2, cpu2, pg2, t2 = payout_counts(conn), worker.cpu_seconds(), postgres_seconds(), time.monotonic()
+    counts2, cpu2, pg2, t2 = payout_counts(conn), worker.cpu_seconds(), postgres_ticks(), time.monotonic()
     if worker.process.poll() is not None:
         raise HarnessError(f"the worker exited with {worker.process.returncode}: see {worker.log_path}")
     created = sum(counts2.values()) - sum(counts0.values())
@@ -231,6 +233,7 @@ def phase_running(server, pair, values, args, worker: Worker, conn) -> dict:
     # Every payout that left PENDING and every one that became final: a payout is two state changes.
     changes = created - counts2.get("PENDING", 0) + counts0.get("PENDING", 0) + finished
     worker_cpu = cpu2 - cpu0
+    postgres = ticks_used(pg0, pg2) / TICKS
     return {
         "api": api_figures(part),
         "payouts_created": created,
@@ -246,8 +249,8 @@ def phase_running(server, pair, values, args, worker: Worker, conn) -> dict:
         "worker_cores_during_load": round((cpu1 - cpu0) / (t1 - t0), 2),
         "worker_ms_per_payout": round(worker_cpu * 1000 / finished, 2) if finished else None,
         "worker_ms_per_state_change": round(worker_cpu * 1000 / changes, 2) if changes else None,
-        "postgres_cpu_s": round(pg2 - pg0, 2),
-        "postgres_ms_per_payout_all": round((pg2 - pg0) * 1000 / created, 2) if created else None,
+        "postgres_cpu_s": round(postgres, 2),
+        "postgres_ms_per_payout_all": round(postgres * 1000 / created, 2) if created else None,
     }
 
 
