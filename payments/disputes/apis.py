@@ -65,6 +65,10 @@ class DisputeDetailApi(ApiView):
 
 
 class DisputeEvidenceApi(ApiView):
+    # The text's 20,000 characters may be sent as JSON escapes: up to 12 bytes each (an astral character's surrogate
+    # pair), 240,014 bytes in all with the braces. A body the schema calls valid is never refused for its size.
+    max_body_bytes = 256 * 1024
+
     class DisputeEvidence(StrictSerializer):
         text = StrictCharField(max_length=EVIDENCE_MAX_LENGTH,
                                help_text="Your defence in words (1 to 20000 characters): what was sold, when it was "

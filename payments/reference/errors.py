@@ -35,7 +35,7 @@ MEANINGS: dict[str, str] = {
     "duplicate_reference_id": "A payout with this referenceId exists; `details[0].existingId` is its id.",
     "idempotency_key_in_use": "A request with this Idempotency-Key is still running; retry shortly with the same key.",
     "refund_not_supported": "BOLETO charges cannot be refunded.",
-    "payload_too_large": "Request bodies are limited to 64 KiB.",
+    "payload_too_large": "Request bodies are limited to 64 KiB (256 KiB for dispute evidence).",
     "unsupported_media_type": "Send the body as Content-Type: application/json.",
     "idempotency_key_reused": "This Idempotency-Key was used with another body or path; use a new key.",
     "rate_limited": "Too many requests for this key pair (or failed authentications from this address); wait "

@@ -144,7 +144,8 @@ def test_every_operation_conforms_to_the_openapi_schema_under_fuzzing(server, me
                    **{name: value if isinstance(value, str) else json.dumps(value) for name, value in objects.items()}}
 
     result = subprocess.run(
-        [str(SCHEMATHESIS), "run", f"{server.url}/openapi.json",
+        [str(SCHEMATHESIS), "--config-file", str(Path(__file__).with_name("schemathesis.toml")),
+         "run", f"{server.url}/openapi.json",
          "--checks", "all", "--max-examples", str(EXAMPLES_PER_OPERATION), "--seed", str(SEED),
          "--auth", f"{api_key.public_key}:{secret}", "--workers", "1", "--request-timeout", "30",
          "--generation-database", "none", "--no-color"],

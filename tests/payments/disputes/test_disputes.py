@@ -192,6 +192,31 @@ def test_invalid_evidence_is_400(api, body, details):
     assert api.get(f"/disputes/{dispute['id']}").json() == dispute
 
 
+def test_the_longest_evidence_is_taken_however_it_is_escaped(api):
+    # 20,000 characters, each sent as a surrogate pair of \\u escapes: 240,012 bytes, over the API's usual 64 KiB.
+    dispute = open_dispute(api, paid_pix(api, 1000)["id"], "med")
+    text = "\N{GRINNING FACE}" * 20_000
+    body = json.dumps({"text": text})
+    assert len(body) == 240_012
+
+    response = api.post(f"/disputes/{dispute['id']}/evidence", data=body, content_type="application/json")
+
+    assert response.status_code == 200, response.content[:500]
+    assert response.json()["evidence"]["text"] == text
+
+
+def test_evidence_over_256_kib_is_413_before_it_is_read(api):
+    dispute = open_dispute(api, paid_pix(api, 1000)["id"], "med")
+    body = json.dumps({"text": "Delivered."}) + " " * (256 * 1024)
+
+    response = api.post(f"/disputes/{dispute['id']}/evidence", data=body, content_type="application/json")
+
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert (error["code"], error["message"]) == ("payload_too_large", "Request bodies are limited to 256 KiB")
+    assert api.get(f"/disputes/{dispute['id']}").json() == dispute
+
+
 def test_evidence_after_the_deadline_is_409(api):
     dispute = open_dispute(api, paid_pix(api, 1000)["id"], "med")
     Dispute.objects.filter(pk=dispute["id"]).update(evidence_due_by=timezone.now() - timedelta(seconds=1))
