@@ -20,12 +20,13 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connections, router
 from django.db.models import Model, Q, QuerySet
 from rest_framework import exceptions, serializers
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config import decoding
 from config.errors import NotFound, ValidationFailed, validation_error
+from config.renderers import ApiJSONRenderer
 
 # --- Strict input ----------------------------------------------------------------------------------------------------
 # Each Strict field's `fast(data)` applies the rules its serializer path applies, read from the same attributes, for the
@@ -237,6 +238,8 @@ def _listing_rows(listing: Listing, count: int, position: tuple[datetime, Any] |
     params = [value if field is None else field.get_db_prep_value(values[slot], connection)
               for slot, field, value in plan]
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            decoding.compiled_timestamps(cursor.cursor)
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if converters:
@@ -277,8 +280,9 @@ def _listing_sql(model: type[Model], columns: tuple[str, ...], shape: tuple, cur
         plan.append((None, None, param) if slot is None else (slot, slots[slot][0], None))
     if {slot for slot, _, _ in plan} - {None} != {n for n, value in enumerate(prepared) if value is not None}:
         raise ImproperlyConfigured(f"Cannot place every value of {shape} in {sql}")
-    converters = tuple((pos, tuple(convs), expression) for pos, (convs, expression) in compiler.get_converters(
-        [selected[0] for selected in compiler.select[:compiler.col_count]]).items())
+    selected = [column[0] for column in compiler.select[:compiler.col_count]]
+    converters = tuple((pos, tuple(map(decoding.faster, convs)), expression)
+                       for pos, (convs, expression) in compiler.get_converters(selected).items())
     row = namedtuple(f"{model.__name__}Row", columns)
     row.pk = property(operator.itemgetter(columns.index(model._meta.pk.attname)))
     return sql, tuple(plan), converters, row._make
@@ -336,7 +340,7 @@ class ApiView(APIView):
     authentication), JSON only, and Idempotency-Key on every POST (wrapped automatically by the wrapper registered
     with `post_wrapper_register`: no endpoint can forget it)."""
 
-    renderer_classes = [JSONRenderer]
+    renderer_classes = [ApiJSONRenderer]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -356,9 +360,9 @@ class ApiView(APIView):
         request.freshness_key = self.freshness_key(**kwargs) if request.method == "GET" else None
         super().initial(request, *args, **kwargs)
 
-    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[JSONRenderer, str]:
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[ApiJSONRenderer, str]:
         # The API speaks JSON whatever the Accept header says: no negotiation to run on every request.
-        return JSONRenderer(), JSONRenderer.media_type
+        return ApiJSONRenderer(), ApiJSONRenderer.media_type
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)

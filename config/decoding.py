@@ -1,0 +1,46 @@
+"""Faster readers for the columns of a list page (`config.api.Listing`), each giving what Django's own gives.
+
+A page of 20 charges decodes 60 timestamps and 60 JSON documents: with Django's readers that was half of the page's
+Python. `tests/config/test_pagination.py` holds a page read with these to the model instances the ORM builds of the
+same rows, JSON with integers beyond 64 bits included.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from django.db.models import JSONField
+
+# Every integer orjson would read as a float (beyond 64 bits) has 19 digits or more in a row.
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def compiled_timestamps(cursor: Any) -> None:
+    """psycopg's compiled timestamptz loader for this (PostgreSQL) cursor. Django's own, a subclass of the pure-Python
+    one (to stamp the connection's zone), parses every value with a regular expression. Django sets the connection's
+    TimeZone to its own, so both give the same instants in the same zone (UTC)."""
+    from psycopg.types.datetime import TimestamptzLoader  # psycopg swaps in its C twin
+
+    cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
+
+
+def json_value(value: Any, expression: Any, connection: Any) -> Any:
+    """JSONField.from_db_value (no custom decoder) by orjson, about five times faster than the standard library. orjson
+    reads an integer beyond 64 bits as a float where json keeps an int, and refuses what json takes (NaN, a lone
+    surrogate): text that might hold either, and anything not a string, is read by Django's own."""
+    if type(value) is str and _LONG_NUMBER.search(value) is None:
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            pass
+    return expression.output_field.from_db_value(value, expression, connection)
+
+
+def faster(converter: Callable) -> Callable:
+    """`converter` (one of the ORM's for a selected column), or its faster equal from this module."""
+    if getattr(converter, "__func__", None) is JSONField.from_db_value and converter.__self__.decoder is None:
+        return json_value
+    return converter
