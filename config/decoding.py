@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 from django.db.models import JSONField
+from psycopg.types.datetime import TimestamptzLoader  # psycopg swaps in its C twin when it registers it
 
 # Every integer orjson would read as a float (beyond 64 bits) has 19 digits or more in a row.
 _LONG_NUMBER = re.compile(r"\d{19}")
@@ -22,8 +23,6 @@ def compiled_timestamps(cursor: Any) -> None:
     """psycopg's compiled timestamptz loader for this (PostgreSQL) cursor. Django's own, a subclass of the pure-Python
     one (to stamp the connection's zone), parses every value with a regular expression. Django sets the connection's
     TimeZone to its own, so both give the same instants in the same zone (UTC)."""
-    from psycopg.types.datetime import TimestamptzLoader  # psycopg swaps in its C twin
-
     cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
 
 

@@ -66,7 +66,7 @@ class DisputeDetailApi(ApiView):
 
 class DisputeEvidenceApi(ApiView):
     # The text's 20,000 characters may be sent as JSON escapes: up to 12 bytes each (an astral character's surrogate
-    # pair), 240,014 bytes in all with the braces. A body the schema calls valid is never refused for its size.
+    # pair), 240,012 bytes in all as json.dumps writes it. A body the schema calls valid is never refused for its size.
     max_body_bytes = 256 * 1024
 
     class DisputeEvidence(StrictSerializer):
