@@ -16,8 +16,10 @@ from __future__ import annotations
 import functools
 import itertools
 import uuid
+from datetime import UTC, datetime
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.models import Model
 from django.db.models.fields import AutoFieldMixin
 
@@ -44,31 +46,60 @@ def _statement(model: type[Model]) -> tuple[str, tuple]:
     return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({placeholders})", fields  # noqa: S608
 
 
-def _plain_type(field, vendor_has_native_uuid: bool) -> type | None:
+def _plain_type(field, connection) -> type | None:
+    """The type whose values (and None) this field sends to the database unchanged, or None.
+
+    Beyond the exact classes above, derived from what Django does here: a field whose `pre_save` only reads the
+    attribute and whose conversion returns a probe itself (an aware datetime on PostgreSQL, which psycopg takes as
+    it is) takes values of the probe's type as they are, aware ones only (`_params`); one that keeps only None
+    (a JSON field, a date, an IP address) gets `NoneType`, so any other value goes through the conversion."""
     if isinstance(field, models.ForeignKey):
-        return _plain_type(field.target_field, vendor_has_native_uuid)
+        return _plain_type(field.target_field, connection)
     if type(field) is models.UUIDField:
-        return uuid.UUID if vendor_has_native_uuid else None
-    return _PLAIN_TYPES.get(type(field))
+        return uuid.UUID if connection.features.has_native_uuid_field else None
+    if type(field) in _PLAIN_TYPES:
+        return _PLAIN_TYPES[type(field)]
+    if not (type(field).pre_save is models.Field.pre_save or (
+            isinstance(field, models.DateField) and not field.auto_now and not field.auto_now_add)):
+        return None  # pre_save may write the attribute (auto_now, a file's commit)
+    probe = datetime.now(UTC)
+    if type(field) is models.DateTimeField and field.get_db_prep_save(probe, connection) is probe:
+        return datetime
+    return type(None) if field.get_db_prep_save(None, connection) is None else None
 
 
 @functools.cache
 def _plain_types(fields: tuple) -> tuple:
-    native_uuid = connection.features.has_native_uuid_field
-    return tuple(_plain_type(field, native_uuid) for field in fields)
+    return tuple(_plain_type(field, connections[DEFAULT_DB_ALIAS]) for field in fields)
 
 
 def _params(obj: Model, fields: tuple) -> list:
     """Each field's database value: the attribute itself where Django's conversion would return it unchanged,
-    otherwise what `get_db_prep_save` makes of it (a JSON field, a datetime, a TextChoices member…)."""
+    otherwise what `get_db_prep_save` makes of it (a JSON field, a naive datetime, a TextChoices member…)."""
     real = connections[DEFAULT_DB_ALIAS]  # once, not through the proxy's per-thread lookup for every field
     values = []
     for field, plain in zip(fields, _plain_types(fields), strict=True):
         value = getattr(obj, field.attname)
-        if plain is None or (value is not None and type(value) is not plain):
+        if plain is None or (value is not None and (
+                type(value) is not plain or (plain is datetime and value.utcoffset() is None))):
             value = field.get_db_prep_save(field.pre_save(obj, True), real)
         values.append(value)
     return values
+
+
+def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
+    """Run one statement on PostgreSQL with its values bound by the server, and return its first row if `fetch`.
+
+    Django's psycopg cursors bind on the client: each value is quoted into the SQL text in Python, about half of what
+    executing a charge and its event cost the web process (42 values). psycopg's server-binding cursor sends them
+    apart, dumped by its compiled adapters. The statement still runs through Django's cursor wrapper (its checks,
+    error translation and query log: the tests that count statements see it); only the psycopg cursor inside differs.
+    The floor of `bench/floor.py` executes its statements here too, so it stays a floor."""
+    with connection.cursor() as cursor:
+        client, cursor.cursor = cursor.cursor, ServerBindingCursor(cursor.cursor.connection)
+        client.close()
+        cursor.execute(sql, params)
+        return cursor.fetchone() if fetch else None
 
 
 def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[str, list] | None = None):
@@ -94,17 +125,14 @@ def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[
     if then is not None:
         statements.append(then)
     row = None
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            *first, last = statements
-            sql = "WITH " + ", ".join(f"_{n} AS ({s})" for n, (s, _) in enumerate(first)) + " " if first else ""
-            cursor.execute(sql + last[0], [value for _, params in statements for value in params])
-            if then is not None:
-                row = cursor.fetchone()
-        else:
-            with transaction.atomic():
-                for sql, params in statements:
-                    cursor.execute(sql, params)
+    if connection.vendor == "postgresql":
+        *first, last = statements
+        sql = "WITH " + ", ".join(f"_{n} AS ({s})" for n, (s, _) in enumerate(first)) + " " if first else ""
+        row = execute(sql + last[0], [value for _, params in statements for value in params], fetch=then is not None)
+    else:
+        with connection.cursor() as cursor, transaction.atomic():
+            for sql, params in statements:
+                cursor.execute(sql, params)
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias

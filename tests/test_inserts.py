@@ -71,25 +71,51 @@ def _comparable(value):
     return type(value), value
 
 
-def test_parameters_are_what_djangos_conversion_gives(merchant):
+@pytest.mark.parametrize("late", [False, True], ids=["pending", "paid"])
+def test_parameters_are_what_djangos_conversion_gives(merchant, late):
     """The plain-field shortcut of `_params` sends exactly what `get_db_prep_save` would, for every column of a
-    charge with values of every kind: TextChoices members, JSON, datetimes, dates, None, a foreign key, an IP."""
-    from datetime import date
+    charge with values of every kind: TextChoices members, JSON, datetimes (UTC and another zone), dates, None in
+    JSON, date, datetime and IP columns, a foreign key, an IP."""
+    from datetime import date, timedelta
+    from datetime import timezone as fixed_zone
 
     from django.utils import timezone
 
     from payments.models import Payin, PayinStatus, PaymentMethod
 
     now = timezone.now()
+    elsewhere = now.astimezone(fixed_zone(timedelta(hours=-3)))
     payin = Payin(merchant=merchant, livemode=True, status=PayinStatus.PAID, payment_method=PaymentMethod.BOLETO,
                   amount=12_345, fee=99, reference_id="order-1", description="Café", metadata={"k": "v"},
                   customer={"name": "Ana"}, items=[{"title": "x", "quantity": 1, "unitPrice": 1}],
-                  payer_ip="203.0.113.9", is_physical_product=True, webhook_url="", public_token="t" * 43,
-                  boleto_nosso_numero=7, boleto_due_date=date(2026, 12, 1), created_at=now, updated_at=now)
+                  payer_ip="203.0.113.9" if late else None, is_physical_product=True, webhook_url="",
+                  public_token="t" * 43, boleto_nosso_numero=7, boleto_due_date=date(2026, 12, 1) if late else None,
+                  card={"brand": "visa"} if late else None, paid_at=elsewhere if late else None,
+                  created_at=now, updated_at=elsewhere)
     _, fields = inserts._statement(Payin)
     expected = [field.get_db_prep_save(field.pre_save(payin, True), connection) for field in fields]
 
     assert [_comparable(v) for v in inserts._params(payin, fields)] == [_comparable(v) for v in expected]
+
+
+def test_only_fields_whose_conversion_keeps_the_value_are_plain():
+    """Derived, not listed: on PostgreSQL an aware datetime goes as it is (on SQLite it becomes text, so it is not
+    plain there); a JSON, date or IP column keeps only None; an auto_now field is never plain (pre_save writes it)."""
+    from datetime import datetime
+
+    from django.db import models
+
+    from payments.models import Payin
+
+    kinds = dict(zip([f.name for f in inserts._statement(Payin)[1]],
+                     inserts._plain_types(inserts._statement(Payin)[1]), strict=True))
+    postgres = connection.vendor == "postgresql"
+    assert kinds["created_at"] is (datetime if postgres else type(None))
+    assert (kinds["card"], kinds["boleto_due_date"], kinds["payer_ip"]) == (type(None),) * 3
+    assert (kinds["amount"], kinds["reference_id"], kinds["livemode"]) == (int, str, bool)
+    stamped = models.DateTimeField(auto_now=True)
+    stamped.set_attributes_from_name("stamped")
+    assert inserts._plain_type(stamped, connection) is None
 
 
 @pytest.mark.postgres

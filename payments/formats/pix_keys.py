@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 
 from django.core.exceptions import ValidationError
-from django.core.validators import EmailValidator
 
+from payments.formats.contact import EmailValidator
 from payments.formats.documents import CHARACTERS, LENGTH, cnpj_fault, cpf_fault, is_valid_cnpj, is_valid_cpf
 
 PIX_KEY_TYPES = ("CPF", "CNPJ", "EMAIL", "PHONE", "EVP")

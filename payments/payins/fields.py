@@ -13,7 +13,6 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import EmailValidator
 from django.utils.translation import gettext
 from rest_framework import serializers
 
@@ -64,7 +63,7 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}")
 
 
-_validate_email = EmailValidator()
+_validate_email = contact.EmailValidator()
 
 
 _ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)  # "ſp" must not become "SP"

@@ -5,6 +5,7 @@ import json
 from datetime import date, timedelta
 
 import pytest
+from django.utils import translation
 
 from config.errors import DomainError, as_domain_error, error_body
 from payments.models import CardToken
@@ -19,6 +20,14 @@ CUSTOMER = {"name": "Ana Souza", "document": "52998224725", "email": "ana@exampl
 ITEMS = [{"title": "Caneca", "quantity": 2, "unitPrice": 2500}]
 CARD = {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMonth": "12", "expirationYear": "2030",
         "cvv": "123"}
+
+
+@pytest.fixture(autouse=True)
+def english():
+    """The messages as the API gives them (in English, config.middleware): without this the file passed only after
+    another test had left English active in the thread, and failed when run alone."""
+    with translation.override("en"):
+        yield
 
 
 def payin_body(method: str = "PIX", changes: dict | None = None) -> dict:
