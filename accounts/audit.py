@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.models import AccountEvent, Merchant, User
+from config import inserts
 from config.requests import client_ip, request_meta
 
 USER_AGENT_MAX = 300
@@ -37,8 +38,8 @@ def audit_build(request: HttpRequest | None, *, merchant: Merchant | None, actio
     if actor_user is None and actor_key is None and request is not None:
         user = getattr(request, "user", None)
         actor_user = user if getattr(user, "is_authenticated", False) else None
-    return AccountEvent(
-        merchant=merchant, actor=actor_user, actor_key=actor_key or "", action=action, obj_type=obj_type,
+    return inserts.new(
+        AccountEvent, merchant=merchant, actor=actor_user, actor_key=actor_key or "", action=action, obj_type=obj_type,
         obj_id=str(obj_id), before=before, after=after, reason=reason, details=details or {},
         **request_origin(request))
 

@@ -85,13 +85,6 @@ def child(tree: str, name: str, count: int) -> None:
         def post_json(path: str, body: object, *, expect: int = 201) -> dict:
             return call("POST", path, body, expect=expect)
 
-    # Celery's first message in a process (the broker's connection, kombu's set-up) costs about 240 million
-    # instructions. A payout sends one only when it finds the dispatch flag unset, and the FEW and MANY processes run
-    # at once on one Redis: whichever set the flag first paid it alone, which moved POST /payout's figure by 1.6
-    # million per request from run to run. Both pay it here, before anything is counted as a difference.
-    from config.celery import task_enqueue
-
-    task_enqueue("payments.payouts.tasks.payouts_dispatch", countdown=24 * 3600)  # no worker reads this broker
     method, path, body_kind, setup, _ = SCENARIOS[name]
     values = setup(Api()) if setup else {}
     make = payout_body() if body_kind == "payout" else payin_body(body_kind) if body_kind else (lambda: None)

@@ -134,3 +134,68 @@ def test_then_needs_postgresql(merchant, monkeypatch):
     monkeypatch.setattr(inserts, "connection", SimpleNamespace(vendor="sqlite"))  # refused before any statement
     with pytest.raises(ValueError, match="PostgreSQL"):
         inserts.insert(event(merchant), then=("SELECT 1", []))
+
+
+def _instance_state(instance) -> tuple:
+    """What an instance holds: its attributes (a random default, a fresh UUID or the time now, by its type), the
+    related objects it caches (by identity), and its state flags."""
+    random_defaults = {field.attname for field in instance._meta.concrete_fields
+                       if field.has_default() and callable(field.default) and field.default not in (dict, list)}
+    values = {key: type(value) if key in random_defaults else value
+              for key, value in vars(instance).items() if key != "_state"}
+    cached = {name: id(obj) for name, obj in instance._state.fields_cache.items()}
+    return values, cached, instance._state.adding, instance._state.db
+
+
+def _hot_constructions(merchant) -> list[tuple[type, dict]]:
+    """The models `inserts.new` builds on the API's hot paths, with the values those paths give, and variations:
+    a foreign key as an object, as an id, as None, fields left to their defaults."""
+    from datetime import date
+
+    from django.utils import timezone
+
+    from accounts.models import AccountEvent
+    from payments.models import Payin, Payout
+    from webhooks.models import Delivery
+
+    now = timezone.now()
+    parent = event(merchant)
+    return [
+        (Payin, dict(merchant=merchant, livemode=False, payment_method="PIX", amount=5000, fee=99, reference_id="r",
+                     description="", metadata={}, customer={"name": "Ana"}, items=[], payer_ip="203.0.113.9",
+                     is_physical_product=False, webhook_url="", public_token="t" * 43, created_at=now,
+                     updated_at=now)),
+        (Payin, dict(merchant_id=merchant.pk, livemode=True, amount=1, customer={}, items=[])),
+        (Payin, dict()),
+        (Event, dict(id=parent.pk, merchant=merchant, livemode=False, type="payin.created", object_id="x",
+                     payload={"id": "x"}, created_at=now)),
+        (Delivery, dict(event=parent, merchant=merchant, livemode=False, endpoint=None, url="https://example.com/h",
+                        next_attempt_at=now, created_at=now, enqueued_at=now)),
+        (Payout, dict(merchant=merchant, livemode=False, amount=100, fee=0, pix_key="a@b.co",
+                      pix_key_normalized="a@b.co", pix_key_type="EMAIL", reference_id="p", external_id="E1",
+                      beneficiary_name="", beneficiary_document="", description="", metadata={}, webhook_url="",
+                      local_date=date(2026, 11, 28), created_at=now, updated_at=now)),
+        (AccountEvent, dict(merchant=None, actor=None, actor_key="pk_test_x", action="payout.created",
+                            obj_type="payout", obj_id="1", before=None, after={"amount": 1}, reason="", details={},
+                            ip=None, user_agent="")),
+    ]
+
+
+def test_new_makes_the_instance_djangos_keyword_path_makes(merchant):
+    for model, values in _hot_constructions(merchant):
+        made, expected = inserts.new(model, **values), model(**values)
+        assert type(made) is model
+        assert _instance_state(made) == _instance_state(expected), model.__name__
+        for name, obj in made._state.fields_cache.items():  # the related object itself, not a copy
+            assert obj is values.get(name, obj)
+
+
+def test_new_refuses_or_hands_to_django_what_it_does_not_build(merchant):
+    from payments.models import Payin
+
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        inserts.new(Payin, amount=1, colour="red")
+    both = inserts.new(Payin, merchant=merchant, merchant_id=merchant.pk, amount=1)  # Django's own way
+    assert (both.merchant_id, both.merchant) == (merchant.pk, merchant)
+    with pytest.raises(ValueError, match="must be a"):  # the descriptor's type check still applies
+        inserts.new(Payin, merchant=event(merchant), amount=1)

@@ -72,8 +72,8 @@ def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pre
         "id": str(event_id), "type": type, "createdAt": timestamp(now), "livemode": livemode,
         "apiVersion": settings.API_VERSION, "data": {"object": obj, "previousStatus": previous_status},
     }
-    event = Event(id=event_id, merchant=merchant, livemode=livemode, type=type, object_id=str(obj.get("id", "")),
-                  payload=payload, created_at=now)
+    event = inserts.new(Event, id=event_id, merchant=merchant, livemode=livemode, type=type,
+                        object_id=str(obj.get("id", "")), payload=payload, created_at=now)
     if endpoints is None:
         endpoints = [e for e in _enabled_endpoints(merchant, livemode) if e.wants(type)]
     targets: dict[str, WebhookEndpoint | None] = {}
@@ -81,8 +81,8 @@ def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pre
         targets[webhook_url] = None
     for endpoint in endpoints:
         targets.setdefault(endpoint.url, endpoint)
-    deliveries = [Delivery(event=event, merchant=merchant, livemode=livemode, endpoint=endpoint, url=url,
-                           next_attempt_at=now, created_at=now, enqueued_at=now)
+    deliveries = [inserts.new(Delivery, event=event, merchant=merchant, livemode=livemode, endpoint=endpoint,
+                              url=url, next_attempt_at=now, created_at=now, enqueued_at=now)
                   for url, endpoint in targets.items()]
     return event, deliveries
 

@@ -19,6 +19,7 @@ from django.utils.translation import gettext
 
 from accounts.models import Merchant
 from accounts.selectors import merchant_city, merchant_display_name
+from config import inserts
 from config.dates import sao_paulo_date
 from config.errors import DomainError, InvalidState
 from payments import policy, rails
@@ -70,8 +71,8 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
     if method not in rail.payment_methods:  # never a simulated success in place of a rail that does not exist
         raise PaymentMethodUnavailable(method)
     now = timezone.now()
-    payin = Payin(
-        merchant=merchant, livemode=livemode, payment_method=method, amount=data["amount"],
+    payin = inserts.new(
+        Payin, merchant=merchant, livemode=livemode, payment_method=method, amount=data["amount"],
         fee=policy.payin_fee(merchant=merchant, payment_method=method, amount=data["amount"]),
         reference_id=data["reference_id"], description=data["description"], metadata=data["metadata"],
         customer=data["customer"], items=data["items"], payer_ip=data["payer_ip"],

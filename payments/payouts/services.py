@@ -27,6 +27,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
 from config import cache as shared_cache
+from config import inserts
 from config.celery import task_enqueue
 from config.codes import random_code
 from config.dates import sao_paulo_today
@@ -96,8 +97,8 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
     fee = policy.payout_fee(merchant=merchant, amount=amount)
     today = sao_paulo_today()
     now = timezone.now()
-    payout = Payout(
-        merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
+    payout = inserts.new(
+        Payout, merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
         pix_key_normalized=data["pix_key"], pix_key_type=data["pix_key_type"],
         reference_id=data["reference_id"], external_id=end_to_end_id(now),
         beneficiary_name=data["beneficiary_name"], beneficiary_document=data["beneficiary_document"],
