@@ -5,7 +5,8 @@ a COMMIT round trip on top of one per row: on `POST /payin` that was more than h
 model's INSERT is written once per process, and on PostgreSQL the rows go out as one statement (rows of one model
 in one multi-row INSERT, each further model in a data-modifying WITH clause): one round trip, atomic on its own, its
 foreign keys checked when it ends, so a charge and its event can be written together without a transaction around
-them. Elsewhere (SQLite) the statements run one after another in a transaction.
+them. Elsewhere (SQLite) the statements run one after another in a transaction. The instances themselves are
+made by `new` (Django's positional path) and the statement's values bound by the server (`execute`): Decision 108.
 
 Only for rows whose every value is known before the INSERT (UUID primary keys made in Python, no database
 defaults), and no signals are sent: an auto-increment primary key is left to the database and not read back.
@@ -134,9 +135,9 @@ def _params(obj: Model, fields: tuple) -> list:
 def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
     """Run one statement on PostgreSQL with its values bound by the server, and return its first row if `fetch`.
 
-    Django's psycopg cursors bind on the client: each value is quoted into the SQL text in Python, about half of what
-    executing a charge and its event cost the web process (42 values). psycopg's server-binding cursor sends them
-    apart, dumped by its compiled adapters. The statement still runs through Django's cursor wrapper (its checks,
+    Django's psycopg cursors bind on the client: each value is quoted into the SQL text in Python (137 µs for the 42
+    values of a charge and its event); psycopg's server-binding cursor sends them apart, dumped by its compiled
+    adapters (59 µs). The statement still runs through Django's cursor wrapper (its checks,
     error translation and query log: the tests that count statements see it); only the psycopg cursor inside differs.
     The floor of `bench/floor.py` executes its statements here too, so it stays a floor."""
     with connection.cursor() as cursor:
