@@ -37,13 +37,15 @@ def phone_characters_valid(value: str) -> bool:
     return _PHONE_CHARACTERS.fullmatch(value) is not None
 
 
+def _compiled(lazy_pattern) -> re.Pattern:
+    return re.compile(lazy_pattern.pattern, lazy_pattern.flags)
+
+
 class EmailValidator(validators.EmailValidator):
     """Django's e-mail validator with its own patterns, compiled when this module is imported. Django compiles them
     lazily, and reading a lazy pattern costs more than matching it: 19 against 3 µs an address, on every charge with
     a customer's e-mail and every payout to an e-mail key."""
 
-    user_regex = re.compile(validators.EmailValidator.user_regex.pattern, validators.EmailValidator.user_regex.flags)
-    domain_regex = re.compile(validators.EmailValidator.domain_regex.pattern,
-                              validators.EmailValidator.domain_regex.flags)
-    literal_regex = re.compile(validators.EmailValidator.literal_regex.pattern,
-                               validators.EmailValidator.literal_regex.flags)
+    user_regex = _compiled(validators.EmailValidator.user_regex)
+    domain_regex = _compiled(validators.EmailValidator.domain_regex)
+    literal_regex = _compiled(validators.EmailValidator.literal_regex)
