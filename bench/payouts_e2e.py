@@ -40,6 +40,7 @@ from server import (
     HOST,
     ROOT,
     ApiClient,
+    Autovacuum,
     Gunicorn,
     HarnessError,
     ServerConfig,
@@ -278,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         values = scenario.setup(api) if scenario.setup else {}
         analyze(DATABASE)
         worker = Worker(env, args.worker_args, RESULTS / "worker-payouts-e2e.log", args.profile)
-        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{DATABASE}", autocommit=True) as conn:
+        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{DATABASE}", autocommit=True) as conn, \
+                Autovacuum([DATABASE]):  # the statistics a live database keeps current
             print(f"worker running: {args.scenario}, {args.concurrency} clients, {args.duration:g} s, "
                   f"then {args.tail:g} s without load", flush=True)
             running = phase_running(server, pair, values, args, worker, conn)

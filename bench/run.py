@@ -39,6 +39,7 @@ from server import (
     PEER_WSGI,
     ROOT,
     ApiClient,
+    Autovacuum,
     Gunicorn,
     HarnessError,
     KeyPair,
@@ -211,19 +212,20 @@ def measure_all(scenarios: list[Scenario], sides: list[Side],
     duration = args.duration / args.rounds
     parts = {side.label: {scenario.name: [] for scenario in scenarios if scenario.peer or not side.peer}
              for side in sides}
-    for round_number in range(1, args.rounds + 1):
-        # The first round warms each code path up (imports, connections, caches); later ones only reconnect.
-        warmup = args.warmup if round_number == 1 else min(args.warmup, LATER_WARMUP)
-        for scenario in scenarios:
-            for side in sides:
-                if scenario.name not in parts[side.label]:
-                    continue  # a scenario the peer does not serve
-                part = measure(scenario, side, args, duration=duration, warmup=warmup)
-                parts[side.label][scenario.name].append(part)
-                label = f" ({side.title or side.label})" if len(sides) > 1 else ""
-                print(progress(part, round_number, args.rounds, label), flush=True)
-                if side.server.process.poll() is not None:
-                    raise HarnessError(f"gunicorn{label} died during {scenario.name}:\n{side.server.log_tail()}")
+    with Autovacuum([side.database for side in sides]):  # the statistics a live database keeps current
+        for round_number in range(1, args.rounds + 1):
+            # The first round warms each code path up (imports, connections, caches); later ones only reconnect.
+            warmup = args.warmup if round_number == 1 else min(args.warmup, LATER_WARMUP)
+            for scenario in scenarios:
+                for side in sides:
+                    if scenario.name not in parts[side.label]:
+                        continue  # a scenario the peer does not serve
+                    part = measure(scenario, side, args, duration=duration, warmup=warmup)
+                    parts[side.label][scenario.name].append(part)
+                    label = f" ({side.title or side.label})" if len(sides) > 1 else ""
+                    print(progress(part, round_number, args.rounds, label), flush=True)
+                    if side.server.process.poll() is not None:
+                        raise HarnessError(f"gunicorn{label} died during {scenario.name}:\n{side.server.log_tail()}")
     return parts
 
 
