@@ -114,6 +114,11 @@ def reset_redis(redis_dbs: tuple[int, int] = (3, 4)) -> None:
         raise HarnessError(f"cannot empty Redis databases {redis_dbs}: {error}") from error
 
 
+def connect(database: str) -> psycopg.Connection:
+    """A connection to one of the bench's databases, in autocommit, given up after 10 s."""
+    return psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True, connect_timeout=10)
+
+
 class Autovacuum:
     """What autovacuum's analyze does on a live database, while a load runs: every `interval` seconds, ANALYZE each
     table of `databases` with more rows changed since its last analysis than autovacuum's default threshold (50 plus
@@ -121,7 +126,7 @@ class Autovacuum:
     empty: without this, a table analyzed while it held no rows (the ledger's transactions) stays "empty" to the
     planner for the whole run, and each backend's foreign-key check of a new ledger entry, planned once as a scan
     of that empty table, read the whole table for every entry as it grew (one full scan per movement, 2.25 against
-    1.37 ms of PostgreSQL per payout in `bench/payouts_e2e.py`). A live database's tables are large and their
+    1.63 ms of PostgreSQL per payout in `bench/payouts_e2e.py`). A live database's tables are large and their
     statistics current; each ANALYZE makes PostgreSQL plan the statements that read the table again.
 
         with Autovacuum([database]):
@@ -134,7 +139,6 @@ class Autovacuum:
     def __init__(self, databases: list[str], interval: float = 1.0):
         self.databases = databases
         self.interval = interval
-        self.analyses = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="autovacuum", daemon=True)
 
@@ -152,8 +156,7 @@ class Autovacuum:
             while not self._stop.wait(self.interval):
                 for database in self.databases:
                     if database not in connections:
-                        connections[database] = psycopg.connect(
-                            f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True, connect_timeout=10)
+                        connections[database] = connect(database)
                     self._pass(connections[database])
         except psycopg.Error as error:  # the figures after this lack current statistics: say so
             print(f"warning: the autovacuum stand-in stopped: {error}", file=sys.stderr, flush=True)
@@ -168,7 +171,6 @@ class Autovacuum:
         ).fetchall()
         for schema, table in due:
             conn.execute(sql.SQL("ANALYZE {}.{}").format(sql.Identifier(schema), sql.Identifier(table)))
-            self.analyses += 1
 
 
 def analyze(database: str | None = None) -> None:
@@ -176,8 +178,7 @@ def analyze(database: str | None = None) -> None:
     statistics, and without them PostgreSQL may plan a page of 20 charges as a sort of every charge."""
     database = database or DATABASE
     try:
-        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True,
-                             connect_timeout=10) as conn:
+        with connect(database) as conn:
             conn.execute("ANALYZE")
     except psycopg.Error as error:
         raise HarnessError(f"cannot analyze database {database}: {error}") from error
