@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
-from django.db.backends.postgresql.base import ServerBindingCursor
+from django.db.backends.postgresql.base import CursorMixin
 from django.db.models import DEFERRED, Model
 from django.db.models.fields import AutoFieldMixin
 from django.db.models.signals import post_init, pre_init
+from psycopg import RawCursor
 
 M = TypeVar("M", bound=Model)
 
@@ -136,15 +138,52 @@ def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
     """Run one statement on PostgreSQL with its values bound by the server, and return its first row if `fetch`.
 
     Django's psycopg cursors bind on the client: each value is quoted into the SQL text in Python (137 µs for the 42
-    values of a charge and its event); psycopg's server-binding cursor sends them apart, dumped by its compiled
-    adapters (59 µs). The statement still runs through Django's cursor wrapper (its checks,
-    error translation and query log: the tests that count statements see it); only the psycopg cursor inside differs.
-    The floor of `bench/floor.py` executes its statements here too, so it stays a floor."""
+    values of a charge and its event); here the values go apart from the SQL, dumped by psycopg's compiled adapters
+    (59 µs). Its placeholders are numbered by `numbered`, once per statement: psycopg's own cursor parses a
+    statement for its %s anew on every call once it has more than 50 values (it keeps only smaller ones), 113 µs for
+    the 55 of a payout against 25 µs to send it numbered. The statement still runs through Django's cursor wrapper
+    (its checks, error translation and query log: the tests that count statements see it); only the psycopg cursor
+    inside differs. The floor of `bench/floor.py` executes its statements here too, so it stays a floor."""
     with connection.cursor() as cursor:
-        client, cursor.cursor = cursor.cursor, ServerBindingCursor(cursor.cursor.connection)
+        client, cursor.cursor = cursor.cursor, _NumberedCursor(cursor.cursor.connection)
         client.close()
         cursor.execute(sql, params)
         return cursor.fetchone() if fetch else None
+
+
+class _NumberedCursor(CursorMixin, RawCursor):
+    """psycopg's cursor for numbered placeholders ($1, $2…), given the %s SQL that Django's execute wrappers see (and
+    may extend: integrations.idempotency adds a WITH clause), numbered by `numbered` as it goes to psycopg: the values
+    are bound by the server and the SQL is sent as it is, never parsed again."""
+
+    def execute(self, query, params=None, **kwargs):
+        return super().execute(query if params is None else numbered(query), params, **kwargs)
+
+
+_PERCENT = re.compile(r"%(.?)", re.DOTALL)
+_NUMBERED_CACHED_LENGTH = 16_384  # longer statements (a batch of hundreds of rows) are numbered anew, not kept
+
+
+def numbered(sql: str) -> str:
+    """`sql` with its %s placeholders numbered $1, $2… in order (and %% made %), as psycopg numbers them; any other
+    % is refused. Statements up to _NUMBERED_CACHED_LENGTH characters are numbered once per process."""
+    return _numbered_cached(sql) if len(sql) <= _NUMBERED_CACHED_LENGTH else _numbered(sql)
+
+
+def _numbered(sql: str) -> str:
+    count = itertools.count(1)
+
+    def replace(match: re.Match) -> str:
+        if match[1] == "s":
+            return f"${next(count)}"
+        if match[1] == "%":
+            return "%"
+        raise ValueError(f"only %s placeholders (and %%) are numbered, not {match[0]!r}")
+
+    return _PERCENT.sub(replace, sql)
+
+
+_numbered_cached = functools.lru_cache(maxsize=256)(_numbered)
 
 
 def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[str, list] | None = None):

@@ -130,6 +130,25 @@ def test_a_then_query_runs_in_the_same_statement_and_its_error_leaves_no_row(mer
     assert not Event.objects.filter(pk=refused.pk).exists()
 
 
+def test_placeholders_are_numbered_as_psycopg_numbers_them():
+    assert inserts.numbered("SELECT %s, '100%%', %s") == "SELECT $1, '100%', $2"
+    long = "SELECT " + ", ".join(["%s"] * 5000)  # beyond the numbered statements kept: numbered all the same
+    assert len(long) > inserts._NUMBERED_CACHED_LENGTH
+    assert inserts.numbered(long) == "SELECT " + ", ".join(f"${n}" for n in range(1, 5001))
+    for stray in ("SELECT 5 %d", "SELECT '%'"):
+        with pytest.raises(ValueError, match="only %s placeholders"):
+            inserts.numbered(stray)
+
+
+@pytest.mark.postgres
+def test_a_statement_of_many_values_is_bound_by_the_server_in_order(merchant):
+    """More than psycopg's 50 cached values, some repeated and a percent sign among the literals: every value in
+    its place."""
+    values = [f"v{n}" for n in range(120)]
+    sql = "SELECT '%%' || " + " || ".join(["%s::text"] * len(values))
+    assert inserts.execute(sql, values, fetch=True) == ("%" + "".join(values),)
+
+
 def test_then_needs_postgresql(merchant, monkeypatch):
     monkeypatch.setattr(inserts, "connection", SimpleNamespace(vendor="sqlite"))  # refused before any statement
     with pytest.raises(ValueError, match="PostgreSQL"):
