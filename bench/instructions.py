@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import gc
 import io
 import json
 import os
@@ -92,7 +91,7 @@ def child(tree: str, name: str, count: int) -> None:
         # The first payout of a burst sends the dispatch message (payments.payouts.services._dispatch_soon), and a
         # process's first message to the broker loads and connects its client: hundreds of millions of instructions
         # once. FEW and MANY share the flag, so that first message would fall in one run and not the other; sent here
-        # in both, it cancels out.
+        # in both, it cancels out (a payout's figure moved by 900,000 per request from one run to the next).
         from config import cache
         from payments.payouts import services as payouts
 
@@ -100,14 +99,7 @@ def child(tree: str, name: str, count: int) -> None:
         payouts._dispatch_soon()
     make = payout_body() if body_kind == "payout" else payin_body(body_kind) if body_kind else (lambda: None)
     target = path.format(**values)
-    for _ in range(WARMUP):
-        call(method, target, make())
-    # The objects alive now (Django, the app, the warm-up's caches) out of the collector's way: otherwise a full
-    # collection traverses them all, tens of millions of instructions that fall in FEW's run or MANY's by chance of
-    # allocation counts (a payout's figure moved by 900,000 per request from one run to the next).
-    gc.collect()
-    gc.freeze()
-    for _ in range(count):
+    for _ in range(WARMUP + count):
         call(method, target, make())
 
 
