@@ -1,0 +1,111 @@
+"""Two indexes of the payout table that others cover, gone: each status change of a payout rewrote an entry in
+every index of the table (status is indexed, so none is a HOT update).
+
+- `merchant` (the foreign key's own index): `payout_list` starts with the same column.
+- `external_id`'s LIKE index (`varchar_pattern_ops`, which Django adds beside a unique CharField on PostgreSQL):
+  nothing searches end-to-end ids by prefix. The uniqueness stays, declared as a constraint (which has no such
+  companion).
+
+On PostgreSQL the unique constraint is renamed and the two indexes dropped: no table rewrite, no foreign key
+checked again over every payout, whatever the table's size (Django's own operations would drop and re-add the
+foreign key, and build a new unique index). Elsewhere (SQLite) Django's operations run as they are.
+"""
+
+from django.db import migrations, models
+from django.db.migrations.operations.base import Operation
+
+TABLE = "payments_payout"
+# Django's names for them (a digest of the table and column names: the same on every installation).
+MERCHANT_INDEX = "payments_payout_merchant_id_4845be23"
+LIKE_INDEX = "payments_payout_external_id_425e3b5f_like"
+UNIQUE_BEFORE, UNIQUE_AFTER = "payments_payout_external_id_key", "payout_external_id_unique"
+
+FORWARD = [
+    f"ALTER TABLE {TABLE} RENAME CONSTRAINT {UNIQUE_BEFORE} TO {UNIQUE_AFTER}",
+    f"DROP INDEX IF EXISTS {LIKE_INDEX}",
+    f"DROP INDEX IF EXISTS {MERCHANT_INDEX}",
+]
+BACKWARD = [
+    f"CREATE INDEX IF NOT EXISTS {MERCHANT_INDEX} ON {TABLE} (merchant_id)",
+    f"CREATE INDEX IF NOT EXISTS {LIKE_INDEX} ON {TABLE} (external_id varchar_pattern_ops)",
+    f"ALTER TABLE {TABLE} RENAME CONSTRAINT {UNIQUE_AFTER} TO {UNIQUE_BEFORE}",
+]
+
+
+class PostgresqlSqlOrOperations(Operation):
+    """`operations` for the migration state and, except on PostgreSQL, for the database; on PostgreSQL the SQL
+    statements given, which bring the database to the same state."""
+
+    reversible = True
+
+    def __init__(self, operations: list[Operation], forward: list[str], backward: list[str]):
+        self.operations, self.forward, self.backward = operations, forward, backward
+
+    def deconstruct(self):
+        return self.__class__.__name__, [], {"operations": self.operations, "forward": self.forward,
+                                             "backward": self.backward}
+
+    def state_forwards(self, app_label, state):
+        for operation in self.operations:
+            operation.state_forwards(app_label, state)
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            for statement in self.forward:
+                schema_editor.execute(statement)
+            return
+        for operation, before, after in self._steps(app_label, from_state):
+            operation.database_forwards(app_label, schema_editor, before, after)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            for statement in self.backward:
+                schema_editor.execute(statement)
+            return
+        for operation, before, after in reversed(self._steps(app_label, to_state)):
+            operation.database_backwards(app_label, schema_editor, after, before)
+
+    def _steps(self, app_label, state) -> list[tuple[Operation, object, object]]:
+        """Each operation with the states before and after it, from `state` (before the first)."""
+        steps = []
+        for operation in self.operations:
+            after = state.clone()
+            operation.state_forwards(app_label, after)
+            steps.append((operation, state, after))
+            state = after
+        return steps
+
+    def describe(self):
+        return "Drop the payout indexes that others cover"
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("accounts", "0008_totp_seed_encrypted"),
+        ("payments", "0013_payout_accept_function"),
+    ]
+
+    operations = [
+        PostgresqlSqlOrOperations(
+            operations=[
+                migrations.AlterField(
+                    model_name="payout",
+                    name="external_id",
+                    field=models.CharField(max_length=32),
+                ),
+                migrations.AlterField(
+                    model_name="payout",
+                    name="merchant",
+                    field=models.ForeignKey(db_index=False, on_delete=models.deletion.PROTECT,
+                                            related_name="payouts", to="accounts.merchant"),
+                ),
+                migrations.AddConstraint(
+                    model_name="payout",
+                    constraint=models.UniqueConstraint(fields=("external_id",), name=UNIQUE_AFTER),
+                ),
+            ],
+            forward=FORWARD,
+            backward=BACKWARD,
+        ),
+    ]
