@@ -70,7 +70,7 @@ class Template:
         last_model, last_sql = None, ""
         for tag, obj in rows:
             sql, fields = inserts._statement(type(obj))
-            for field, value in zip(fields, inserts._params(obj, fields), strict=True):
+            for field, value in zip(fields, inserts._params(obj), strict=True):
                 self.index[(tag, field.attname)] = len(self.values)
                 self.values.append(value)
             if type(obj) is last_model:  # one more row of the same model: one more VALUES tuple

@@ -116,16 +116,20 @@ def _plain_type(field, connection) -> type | None:
 
 
 @functools.cache
-def _plain_types(fields: tuple) -> tuple:
-    return tuple(_plain_type(field, connections[DEFAULT_DB_ALIAS]) for field in fields)
+def _plain_types(model: type[Model]) -> tuple:
+    """`_plain_type` of each field of the model's INSERT (`_statement`), in its order. Kept by model: a tuple of
+    fields as the key would hash every field (a Python method each) on every row."""
+    return tuple(_plain_type(field, connections[DEFAULT_DB_ALIAS]) for field in _statement(model)[1])
 
 
-def _params(obj: Model, fields: tuple) -> list:
-    """Each field's database value: the attribute itself where Django's conversion would return it unchanged,
-    otherwise what `get_db_prep_save` makes of it (a JSON field, a naive datetime, a TextChoices member…)."""
+def _params(obj: Model) -> list:
+    """The values of the object's INSERT (`_statement`), in its order: the attribute itself where Django's conversion
+    would return it unchanged, otherwise what `get_db_prep_save` makes of it (a JSON field, a naive datetime, a
+    TextChoices member…)."""
     real = connections[DEFAULT_DB_ALIAS]  # once, not through the proxy's per-thread lookup for every field
     values = []
-    for field, plain in zip(fields, _plain_types(fields), strict=True):
+    model = type(obj)
+    for field, plain in zip(_statement(model)[1], _plain_types(model), strict=True):
         value = getattr(obj, field.attname)
         if plain is None or (value is not None and (
                 type(value) is not plain or (plain is datetime and value.utcoffset() is None))):
@@ -202,10 +206,10 @@ def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[
     # set order, and auto-increment ids must follow the order given (ledger entries are read back in id order).
     for model, group in itertools.groupby(objs, key=type):
         group = list(group)
-        sql, fields = _statement(model)
+        sql = _statement(model)[0]
         values = sql[sql.index(" VALUES ") + len(" VALUES "):]
         statements.append((sql + (", " + values) * (len(group) - 1),
-                           [value for obj in group for value in _params(obj, fields)]))
+                           [value for obj in group for value in _params(obj)]))
     if then is not None:
         statements.append(then)
     row = None

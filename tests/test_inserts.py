@@ -95,7 +95,7 @@ def test_parameters_are_what_djangos_conversion_gives(merchant, late):
     _, fields = inserts._statement(Payin)
     expected = [field.get_db_prep_save(field.pre_save(payin, True), connection) for field in fields]
 
-    assert [_comparable(v) for v in inserts._params(payin, fields)] == [_comparable(v) for v in expected]
+    assert [_comparable(v) for v in inserts._params(payin)] == [_comparable(v) for v in expected]
 
 
 def test_only_fields_whose_conversion_keeps_the_value_are_plain():
@@ -108,7 +108,7 @@ def test_only_fields_whose_conversion_keeps_the_value_are_plain():
     from payments.models import Payin
 
     kinds = dict(zip([f.name for f in inserts._statement(Payin)[1]],
-                     inserts._plain_types(inserts._statement(Payin)[1]), strict=True))
+                     inserts._plain_types(Payin), strict=True))
     postgres = connection.vendor == "postgresql"
     assert kinds["created_at"] is (datetime if postgres else type(None))
     assert (kinds["card"], kinds["boleto_due_date"], kinds["payer_ip"]) == (type(None),) * 3
