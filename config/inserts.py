@@ -138,6 +138,12 @@ def _params(obj: Model) -> list:
     return values
 
 
+def one_row(obj: Model) -> tuple[str, list]:
+    """The INSERT of one new instance and its values, for a caller that extends the statement (an ON CONFLICT
+    clause, RETURNING) and runs it itself."""
+    return _statement(type(obj))[0], _params(obj)
+
+
 def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
     """Run one statement on PostgreSQL with its values bound by the server, and return its first row if `fetch`.
 

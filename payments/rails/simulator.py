@@ -94,19 +94,15 @@ class SimulatorRail:
     # --- Refunds -----------------------------------------------------------------------------------------------------
     def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,
                       end_to_end_id: str = "") -> OperationStatus:
-        previous = self._repeat(key)
-        if previous is None:
-            # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
-            status = "SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING"
-            previous = self._record(key=key, kind="refund", livemode=livemode, amount=amount, status=status,
-                                    reference=payin_key)
-        return OperationStatus(status=previous.status, failure_code=previous.outcome)
+        # Card refunds are answered at once; Pix refunds are confirmed by the network a moment later.
+        operation = self._record_or_repeat(key=key, kind="refund", livemode=livemode, amount=amount,
+                                           status="SUCCEEDED" if payment_method == "CREDIT_CARD" else "PENDING",
+                                           reference=payin_key)
+        return OperationStatus(status=operation.status, failure_code=operation.outcome)
 
     def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus:
-        operation = _operation(key, "refund")
-        if operation is None:
-            return OperationStatus(status="FAILED", failure_code="rail_error")
-        return self._confirmed_when_due(operation)
+        answer = self._status(key, "refund")
+        return OperationStatus(status="FAILED", failure_code="rail_error") if answer is None else answer
 
     @staticmethod
     def _confirmed_when_due(operation: SimulatorOperation) -> OperationStatus:
@@ -120,6 +116,21 @@ class SimulatorRail:
             return OperationStatus(status="SUCCEEDED")
         return OperationStatus(status=operation.status, failure_code=operation.outcome)
 
+    @classmethod
+    def _status(cls, key: str, kind: str) -> OperationStatus | None:
+        """What `_confirmed_when_due` answers for the operation of this key and kind (None: there is none), with
+        the due confirmation and its reading in one statement: an operation confirmed now is answered by the UPDATE
+        that confirms it; only one it leaves as it was is read again."""
+        now = timezone.now()
+        confirmed = next(iter(SimulatorOperation.objects.raw(_statements()["confirm_due"], [
+            "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), key, kind, "PENDING",
+            _field("created_at").get_db_prep_save(
+                now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])), None)
+        if confirmed is not None:
+            return OperationStatus(status="SUCCEEDED")
+        operation = _operation(key, kind)
+        return None if operation is None else cls._confirmed_when_due(operation)
+
     # --- Payouts -----------------------------------------------------------------------------------------------------
     # Test-mode payouts complete by themselves a moment after they are sent, except to these keys (SPEC §7).
     FAILING_EMAIL_DOMAIN = "@fail.example.com"
@@ -127,26 +138,22 @@ class SimulatorRail:
 
     def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
                     end_to_end_id: str, beneficiary_document: str = "") -> OperationStatus:
-        previous = self._repeat(key)
-        if previous is None:
-            outcome = ""
-            if pix_key_type == "EMAIL" and pix_key.lower().endswith(self.FAILING_EMAIL_DOMAIN):
-                outcome = "rejected_by_bank"
-            elif pix_key_type == "EVP" and pix_key.lower() == self.UNKNOWN_EVP:
-                outcome = "pix_key_not_found"
-            previous = self._record(key=key, kind="payout", livemode=livemode, amount=amount,
-                                    status="FAILED" if outcome else "PENDING", outcome=outcome,
-                                    reference=end_to_end_id)
+        outcome = ""
+        if pix_key_type == "EMAIL" and pix_key.lower().endswith(self.FAILING_EMAIL_DOMAIN):
+            outcome = "rejected_by_bank"
+        elif pix_key_type == "EVP" and pix_key.lower() == self.UNKNOWN_EVP:
+            outcome = "pix_key_not_found"
+        operation = self._record_or_repeat(key=key, kind="payout", livemode=livemode, amount=amount,
+                                           status="FAILED" if outcome else "PENDING", outcome=outcome,
+                                           reference=end_to_end_id)
         if settings.SIMULATOR_LATENCY_SECONDS:  # tests: a window in which a worker can die after the send
             time.sleep(settings.SIMULATOR_LATENCY_SECONDS)
             return self.payout_status(key=key)
-        return self._confirmed_when_due(previous)  # the row just written or read: no second read
+        return self._confirmed_when_due(operation)  # the row just written or counted: no second read
 
     def payout_status(self, *, key: str) -> OperationStatus:
-        operation = _operation(key, "payout")
-        if operation is None:
-            return OperationStatus(status="NOT_FOUND")
-        return self._confirmed_when_due(operation)
+        answer = self._status(key, "payout")
+        return OperationStatus(status="NOT_FOUND") if answer is None else answer
 
     def simulate_payout(self, *, key: str, livemode: bool, amount: int, end_to_end_id: str, action: str) -> None:
         """The receiving bank's side of a payout: credit it (complete), refuse it (fail) or send it back (return).
@@ -209,8 +216,8 @@ class SimulatorRail:
     def simulate_chargeback(self, *, key: str, livemode: bool, amount: int) -> bytes:
         """The payer's bank takes the money back (a card chargeback, a Pix MED return)."""
         chargeback_key = f"chargeback-{key}"
-        self._repeat(chargeback_key) or self._record(key=chargeback_key, kind="chargeback", livemode=livemode,
-                                                     amount=amount, status="SUCCEEDED", reference=key)
+        self._record_or_repeat(key=chargeback_key, kind="chargeback", livemode=livemode, amount=amount,
+                               status="SUCCEEDED", reference=key)
         return self._notification("payin.chargeback", dedupe_key=chargeback_key, key=key, amount=amount)
 
     @staticmethod
@@ -219,6 +226,14 @@ class SimulatorRail:
         return json.dumps(body, separators=(",", ":")).encode()
 
     # --- Books -------------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _record_or_repeat(**fields) -> SimulatorOperation:
+        """The operation of this idempotency key: recorded with `fields` if it is new, else the one already done,
+        its repeated call counted; one statement either way, atomic by itself (what `_repeat` and then `_record` do
+        in two, minus the race between them, which the key's uniqueness settles inside the statement)."""
+        sql, params = inserts.one_row(SimulatorOperation(**fields))
+        return next(iter(SimulatorOperation.objects.raw(sql + _statements()["or_repeat"], params)))
+
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
         """The operation already done under this idempotency key, counting the repeated call."""
@@ -255,12 +270,18 @@ def _statements() -> dict[str, str]:
     quote = connection.ops.quote_name
     table = quote(SimulatorOperation._meta.db_table)
     columns = ", ".join(quote(field.column) for field in SimulatorOperation._meta.concrete_fields)
-    key, kind, calls, status, updated_at = (quote(_field(name).column)
-                                            for name in ("key", "kind", "calls", "status", "updated_at"))
+    key, kind, calls, status, created_at, updated_at = (
+        quote(_field(name).column) for name in ("key", "kind", "calls", "status", "created_at", "updated_at"))
     return {
         "get": f"SELECT {columns} FROM {table} WHERE {key} = %s AND {kind} = %s",  # noqa: S608
         "repeat": f"UPDATE {table} SET {calls} = {calls} + 1 WHERE {key} = %s RETURNING {columns}",  # noqa: S608
         "confirm": f"UPDATE {table} SET {status} = %s, {updated_at} = %s WHERE {key} = %s AND {status} = %s",  # noqa: S608
+        # The same, for an operation of a kind, only once it is due (created at or before the last value), answering
+        # the row it confirmed.
+        "confirm_due": f"UPDATE {table} SET {status} = %s, {updated_at} = %s WHERE {key} = %s AND {kind} = %s "  # noqa: S608
+                       f"AND {status} = %s AND {created_at} <= %s RETURNING {columns}",
+        # After `_record_or_repeat`'s INSERT (PostgreSQL and SQLite >= 3.35 alike): a key already there counts a call.
+        "or_repeat": f" ON CONFLICT ({key}) DO UPDATE SET {calls} = {table}.{calls} + 1 RETURNING {columns}",
     }
 
 
