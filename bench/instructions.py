@@ -90,13 +90,16 @@ def child(tree: str, name: str, count: int) -> None:
     if body_kind == "payout":
         # The first payout of a burst sends the dispatch message (payments.payouts.services._dispatch_soon), and a
         # process's first message to the broker loads and connects its client: hundreds of millions of instructions
-        # once. FEW and MANY share the flag, so that first message would fall in one run and not the other; sent here
-        # in both, it cancels out (a payout's figure moved by 900,000 per request from one run to the next).
+        # once. FEW and MANY run at once and share the flag, so that first message would fall in one run and not the
+        # other (a payout's figure moved by 900,000 per request from one run to the next). Here each sends one
+        # message itself, and the flag is set for longer than any run, so no measured payout sends another.
         from config import cache
+        from config.celery import task_enqueue
         from payments.payouts import services as payouts
 
-        cache.flag_clear(payouts.DISPATCH_FLAG)
-        payouts._dispatch_soon()
+        task_enqueue("payments.payouts.tasks.payouts_dispatch", countdown=3600)  # no worker reads this broker
+        cache.flag_clear(payouts.DISPATCH_FLAG)  # one the setup's payouts left, for a minute only
+        cache.flag_set(payouts.DISPATCH_FLAG, seconds=3600)
     make = payout_body() if body_kind == "payout" else payin_body(body_kind) if body_kind else (lambda: None)
     target = path.format(**values)
     for _ in range(WARMUP + count):

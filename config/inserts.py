@@ -169,6 +169,9 @@ class _NumberedCursor(CursorMixin, RawCursor):
     def execute(self, query, params=None, **kwargs):
         return super().execute(query if params is None else numbered(query), params, **kwargs)
 
+    def executemany(self, query, params_seq, **kwargs):
+        return super().executemany(numbered(query), params_seq, **kwargs)
+
 
 _PERCENT = re.compile(r"%(.?)", re.DOTALL)
 _NUMBERED_CACHED_LENGTH = 16_384  # longer statements (a batch of hundreds of rows) are numbered anew, not kept
@@ -176,7 +179,8 @@ _NUMBERED_CACHED_LENGTH = 16_384  # longer statements (a batch of hundreds of ro
 
 def numbered(sql: str) -> str:
     """`sql` with its %s placeholders numbered $1, $2… in order (and %% made %), as psycopg numbers them; any other
-    % is refused. Statements up to _NUMBERED_CACHED_LENGTH characters are numbered once per process."""
+    % (psycopg's %b, %t and %(name)s among them, which nothing here uses) is refused with a ValueError. Statements
+    up to _NUMBERED_CACHED_LENGTH characters are numbered once per process."""
     return _numbered_cached(sql) if len(sql) <= _NUMBERED_CACHED_LENGTH else _numbered(sql)
 
 

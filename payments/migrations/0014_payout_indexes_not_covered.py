@@ -6,13 +6,16 @@ every index of the table (status is indexed, so none is a HOT update).
   nothing searches end-to-end ids by prefix. The uniqueness stays, declared as a constraint (which has no such
   companion).
 
-On PostgreSQL the unique constraint is renamed and the two indexes dropped: no table rewrite, no foreign key
-checked again over every payout, whatever the table's size (Django's own operations would drop and re-add the
-foreign key, and build a new unique index). Elsewhere (SQLite) Django's operations run as they are.
+On PostgreSQL the unique constraint is renamed and the two indexes dropped: no table rewrite, no index built and no
+foreign key checked again over every payout (Django's own operations would drop and re-add the foreign key, and
+build a new unique index), so the time taken does not grow with the table. The DROP INDEXes still take the table's
+exclusive lock for a moment (they wait behind any long transaction on it): run it as every migration, before the
+new release's processes start. Elsewhere (SQLite) Django's operations run as they are.
 """
 
 from django.db import migrations, models
-from django.db.migrations.operations.base import Operation
+
+from payments.migration_operations import PostgresqlSqlOrOperations
 
 TABLE = "payments_payout"
 # Django's names for them (a digest of the table and column names: the same on every installation).
@@ -30,53 +33,6 @@ BACKWARD = [
     f"CREATE INDEX IF NOT EXISTS {LIKE_INDEX} ON {TABLE} (external_id varchar_pattern_ops)",
     f"ALTER TABLE {TABLE} RENAME CONSTRAINT {UNIQUE_AFTER} TO {UNIQUE_BEFORE}",
 ]
-
-
-class PostgresqlSqlOrOperations(Operation):
-    """`operations` for the migration state and, except on PostgreSQL, for the database; on PostgreSQL the SQL
-    statements given, which bring the database to the same state."""
-
-    reversible = True
-
-    def __init__(self, operations: list[Operation], forward: list[str], backward: list[str]):
-        self.operations, self.forward, self.backward = operations, forward, backward
-
-    def deconstruct(self):
-        return self.__class__.__name__, [], {"operations": self.operations, "forward": self.forward,
-                                             "backward": self.backward}
-
-    def state_forwards(self, app_label, state):
-        for operation in self.operations:
-            operation.state_forwards(app_label, state)
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            for statement in self.forward:
-                schema_editor.execute(statement)
-            return
-        for operation, before, after in self._steps(app_label, from_state):
-            operation.database_forwards(app_label, schema_editor, before, after)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            for statement in self.backward:
-                schema_editor.execute(statement)
-            return
-        for operation, before, after in reversed(self._steps(app_label, to_state)):
-            operation.database_backwards(app_label, schema_editor, after, before)
-
-    def _steps(self, app_label, state) -> list[tuple[Operation, object, object]]:
-        """Each operation with the states before and after it, from `state` (before the first)."""
-        steps = []
-        for operation in self.operations:
-            after = state.clone()
-            operation.state_forwards(app_label, after)
-            steps.append((operation, state, after))
-            state = after
-        return steps
-
-    def describe(self):
-        return "Drop the payout indexes that others cover"
 
 
 class Migration(migrations.Migration):

@@ -50,12 +50,16 @@ def test_a_pending_payout_is_confirmed_only_once_it_is_due(settings):
 
 
 def test_a_status_names_only_an_operation_of_its_kind(settings):
-    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0
-    send("p1", pix_key="x@fail.example.com")
-    assert rail.payout_status(key="p1") == OperationStatus(status="FAILED", failure_code="rejected_by_bank")
-    assert rail.payout_status(key="nobody") == OperationStatus(status="NOT_FOUND")
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 60
+    send("p1")
+    send("p2", pix_key="x@fail.example.com")
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0  # p1 is due: a refund's status under its key must not confirm it
     assert rail.refund_status(key="p1") == OperationStatus(status="FAILED", failure_code="rail_error")  # no refund
-    assert books()[0][3] == "FAILED"
+    assert books()[0][3] == "PENDING"
+    assert rail.payout_status(key="p2") == OperationStatus(status="FAILED", failure_code="rejected_by_bank")
+    assert rail.payout_status(key="nobody") == OperationStatus(status="NOT_FOUND")
+    assert rail.payout_status(key="p1") == OperationStatus(status="SUCCEEDED")
+    assert [row[3] for row in books()] == ["SUCCEEDED", "FAILED"]
 
 
 def test_a_pix_refund_is_recorded_once_and_confirmed_when_due(settings):
