@@ -37,7 +37,6 @@ import psycopg
 import scenarios as scenario_list
 from load import pids_matching, process_ticks, ticks_used
 from server import (
-    HOST,
     ROOT,
     ApiClient,
     Autovacuum,
@@ -45,6 +44,7 @@ from server import (
     HarnessError,
     ServerConfig,
     analyze,
+    connect,
     kill_group,
     prepare_data,
     recreate_database,
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         values = scenario.setup(api) if scenario.setup else {}
         analyze(DATABASE)
         worker = Worker(env, args.worker_args, RESULTS / "worker-payouts-e2e.log", args.profile)
-        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{DATABASE}", autocommit=True) as conn, \
+        with connect(DATABASE) as conn, \
                 Autovacuum([DATABASE]):  # the statistics a live database keeps current
             print(f"worker running: {args.scenario}, {args.concurrency} clients, {args.duration:g} s, "
                   f"then {args.tail:g} s without load", flush=True)
