@@ -161,6 +161,42 @@ def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
         return cursor.fetchone() if fetch else None
 
 
+def returned(model: type[M], sql: str, params: list) -> M | None:
+    """The instance made of the first row of a statement that answers every concrete column of `model` in field
+    order (an INSERT or UPDATE … RETURNING them, a SELECT of them), or None when it answers no row: what
+    `next(iter(model.objects.raw(sql, params)), None)` gives, without the raw query's per-call work (its column
+    map, field lookups and converters, found again on every call: a millisecond of the worker's CPU per payout
+    on the simulator's books). On PostgreSQL the values are bound by the server (`execute`); elsewhere Django's
+    cursor runs the statement. `tests/test_inserts.py` holds both ways to the same instances."""
+    if connection.vendor == "postgresql":
+        row = execute(sql, params, fetch=True)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row)
+    for position, converters, column in _converters(model):
+        for converter in converters:
+            values[position] = converter(values[position], column, connection)
+    return model.from_db(connection.alias, None, values)
+
+
+@functools.cache
+def _converters(model: type[Model]) -> tuple:
+    """(position, converters, column) of each concrete field whose database value Django converts when it reads a
+    row (a JSON field; a datetime on SQLite), as a queryset's compiler finds them."""
+    real = connections[DEFAULT_DB_ALIAS]
+    found = []
+    for position, field in enumerate(model._meta.concrete_fields):
+        column = field.get_col(model._meta.db_table)
+        converters = real.ops.get_db_converters(column) + column.get_db_converters(real)
+        if converters:
+            found.append((position, tuple(converters), column))
+    return tuple(found)
+
+
 class _NumberedCursor(CursorMixin, RawCursor):
     """psycopg's cursor for numbered placeholders ($1, $2…), given the %s SQL that Django's execute wrappers see (and
     may extend: integrations.idempotency adds a WITH clause), numbered by `numbered` as it goes to psycopg: the values

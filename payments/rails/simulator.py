@@ -122,10 +122,10 @@ class SimulatorRail:
         the due confirmation and its reading in one statement: an operation confirmed now is answered by the UPDATE
         that confirms it; only one it leaves as it was is read again."""
         now = timezone.now()
-        confirmed = next(iter(SimulatorOperation.objects.raw(_statements()["confirm_due"], [
+        confirmed = inserts.returned(SimulatorOperation, _statements()["confirm_due"], [
             "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), key, kind, "PENDING",
             _field("created_at").get_db_prep_save(
-                now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])), None)
+                now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])
         if confirmed is not None:
             return OperationStatus(status="SUCCEEDED")
         operation = _operation(key, kind)
@@ -232,12 +232,12 @@ class SimulatorRail:
         its repeated call counted; one statement either way, atomic by itself (what `_repeat` and then `_record` do
         in two, minus the race between them, which the key's uniqueness settles inside the statement)."""
         sql, params = inserts.one_row(SimulatorOperation(**fields))
-        return next(iter(SimulatorOperation.objects.raw(sql + _statements()["or_repeat"], params)))
+        return inserts.returned(SimulatorOperation, sql + _statements()["or_repeat"], params)
 
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
         """The operation already done under this idempotency key, counting the repeated call."""
-        return next(iter(SimulatorOperation.objects.raw(_statements()["repeat"], [key])), None)
+        return inserts.returned(SimulatorOperation, _statements()["repeat"], [key])
 
     @staticmethod
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
@@ -260,7 +260,7 @@ def _field(name: str):
 
 
 def _operation(key: str, kind: str) -> SimulatorOperation | None:
-    return next(iter(SimulatorOperation.objects.raw(_statements()["get"], [key, kind])), None)
+    return inserts.returned(SimulatorOperation, _statements()["get"], [key, kind])
 
 
 @functools.cache
