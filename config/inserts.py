@@ -144,8 +144,9 @@ def one_row(obj: Model) -> tuple[str, list]:
     return _statement(type(obj))[0], _params(obj)
 
 
-def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
-    """Run one statement on PostgreSQL with its values bound by the server, and return its first row if `fetch`.
+def execute(sql: str, params: list, *, fetch: bool | str = False) -> tuple | list | None:
+    """Run one statement on PostgreSQL with its values bound by the server, and return its first row if `fetch`
+    (every row if `fetch == "all"`).
 
     Django's psycopg cursors bind on the client: each value is quoted into the SQL text in Python (137 µs for the 42
     values of a charge and its event); here the values go apart from the SQL, dumped by psycopg's compiled adapters
@@ -158,6 +159,8 @@ def execute(sql: str, params: list, *, fetch: bool = False) -> tuple | None:
         client, cursor.cursor = cursor.cursor, _NumberedCursor(cursor.cursor.connection)
         client.close()
         cursor.execute(sql, params)
+        if fetch == "all":
+            return cursor.fetchall()
         return cursor.fetchone() if fetch else None
 
 
@@ -168,19 +171,27 @@ def returned(model: type[M], sql: str, params: list) -> M | None:
     map, field lookups and converters, found again on every call: a millisecond of the worker's CPU per payout
     on the simulator's books). On PostgreSQL the values are bound by the server (`execute`); elsewhere Django's
     cursor runs the statement. `tests/test_inserts.py` holds both ways to the same instances."""
+    found = returned_all(model, sql, params)
+    return found[0] if found else None
+
+
+def returned_all(model: type[M], sql: str, params: list) -> list[M]:
+    """`returned` for every row the statement answers, in its order."""
     if connection.vendor == "postgresql":
-        row = execute(sql, params, fetch=True)
+        rows = execute(sql, params, fetch="all")
     else:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            row = cursor.fetchone()
-    if row is None:
-        return None
-    values = list(row)
-    for position, converters, column in _converters(model):
-        for converter in converters:
-            values[position] = converter(values[position], column, connection)
-    return model.from_db(connection.alias, None, values)
+            rows = cursor.fetchall()
+    converters = _converters(model)
+    instances = []
+    for row in rows:
+        values = list(row)
+        for position, field_converters, column in converters:
+            for converter in field_converters:
+                values[position] = converter(values[position], column, connection)
+        instances.append(model.from_db(connection.alias, None, values))
+    return instances
 
 
 @functools.cache

@@ -71,20 +71,36 @@ SEND_WINDOW_SECONDS = 4.0
 
 
 def payouts_process(*, payout_ids: list) -> None:
-    """Start the PENDING payouts among these (one transaction for all), send each (one rail call each, its id the
-    idempotency key) within SEND_WINDOW_SECONDS, and record the answers. Runs in a Celery task, outside any
-    transaction."""
+    """Start the PENDING payouts among these (one transaction for all), send them within SEND_WINDOW_SECONDS (one
+    rail call each, its id the idempotency key, or one call for all on a rail that takes them together), and record
+    the answers. Runs in a Celery task, outside any transaction."""
     started = payouts_start(payout_ids=payout_ids)
     deadline = time.monotonic() + SEND_WINDOW_SECONDS
     answers = []
-    for payout in started:
-        if time.monotonic() > deadline:
-            logger.warning("payments.payout_send_window_passed", extra={"payout_id": str(payout.id)})
-            continue  # PROCESSING, never sent: the reconciliation job sends it
-        answer = _send(payout)
-        if answer is not None:
-            answers.append((payout, answer))
+    for livemode in sorted({payout.livemode for payout in started}):  # a task's payouts are of one mode (_batches)
+        payouts = [payout for payout in started if payout.livemode == livemode]
+        if rails.for_mode(livemode).payouts_together:
+            if time.monotonic() > deadline:
+                logger.warning("payments.payout_send_window_passed",
+                               extra={"payout_ids": [str(payout.id) for payout in payouts]})
+            else:
+                answers += _send_together(payouts)
+            continue
+        for payout in payouts:
+            if time.monotonic() > deadline:
+                logger.warning("payments.payout_send_window_passed", extra={"payout_id": str(payout.id)})
+                continue  # PROCESSING, never sent: the reconciliation job sends it
+            answer = _send(payout)
+            if answer is not None:
+                answers.append((payout, answer))
     _record(answers)
+
+
+def _order(payout: Payout) -> dict:
+    """The rail's `payout_send` arguments for the payout: its id is the idempotency key."""
+    return {"key": str(payout.id), "livemode": payout.livemode, "amount": payout.amount,
+            "pix_key": payout.pix_key_normalized, "pix_key_type": payout.pix_key_type,
+            "end_to_end_id": payout.external_id, "beneficiary_document": payout.beneficiary_document}
 
 
 def _send(payout: Payout) -> OperationStatus | None:
@@ -92,15 +108,51 @@ def _send(payout: Payout) -> OperationStatus | None:
     reconciliation job asks the rail, never resends blind. Whatever goes wrong with one payout leaves the others of its
     batch to be sent and recorded."""
     try:
-        return rails.for_mode(payout.livemode).payout_send(
-            key=str(payout.id), livemode=payout.livemode, amount=payout.amount, pix_key=payout.pix_key_normalized,
-            pix_key_type=payout.pix_key_type, end_to_end_id=payout.external_id,
-            beneficiary_document=payout.beneficiary_document)
+        return rails.for_mode(payout.livemode).payout_send(**_order(payout))
     except RailError:
         logger.warning("payments.payout_rail_error", extra={"payout_id": str(payout.id)})
     except Exception:
         logger.exception("payments.payout_send_failed", extra={"payout_id": str(payout.id)})
     return None
+
+
+def _send_together(payouts: list[Payout]) -> list[tuple[Payout, OperationStatus]]:
+    """The payouts (of one mode) sent in one call and its answers; none when the call fails, since then none of
+    them is known: the reconciliation job asks the rail about each."""
+    if not payouts:
+        return []
+    try:
+        return list(zip(payouts, rails.for_mode(payouts[0].livemode).payouts_send(
+            orders=[_order(payout) for payout in payouts]), strict=True))
+    except RailError:
+        logger.warning("payments.payout_rail_error", extra={"payout_ids": [str(payout.id) for payout in payouts]})
+    except Exception:
+        logger.exception("payments.payout_send_failed", extra={"payout_ids": [str(payout.id) for payout in payouts]})
+    return []
+
+
+def _statuses(payouts: list[Payout]) -> list[tuple[Payout, OperationStatus]]:
+    """The rail's answer about each payout it answered for (`payout_status`; one call for all on a rail that takes
+    them together): one it does not answer for is left out and asked again by a later run."""
+    answered = []
+    for livemode in sorted({payout.livemode for payout in payouts}):
+        rail = rails.for_mode(livemode)
+        of_mode = [payout for payout in payouts if payout.livemode == livemode]
+        if rail.payouts_together:  # a batch's worth of keys per call
+            for start in range(0, len(of_mode), rail.payout_batch):
+                chunk = of_mode[start:start + rail.payout_batch]
+                try:
+                    answered += zip(chunk, rail.payouts_status(keys=[str(payout.pk) for payout in chunk]), strict=True)
+                except RailError:
+                    logger.warning("payments.payout_reconcile_rail_error",
+                                   extra={"payout_ids": [str(payout.pk) for payout in chunk]})
+            continue
+        for payout in of_mode:
+            try:
+                answered.append((payout, rail.payout_status(key=str(payout.pk))))
+            except RailError:
+                logger.warning("payments.payout_reconcile_rail_error", extra={"payout_id": str(payout.pk)})
+    return answered
 
 
 def _record(answers: list[tuple[Payout, OperationStatus]]) -> None:
@@ -140,14 +192,7 @@ def payouts_reconcile(*, older_than: timedelta = RECONCILE_AFTER, payout_ids: li
     for batch in _batches([(payout.pk, payout.livemode) for payout in pending]):
         payouts_process(payout_ids=batch)
     handled, answers = len(pending), []
-    for payout in unfinished:
-        if payout.status == PayoutStatus.PENDING:
-            continue
-        try:
-            answer = rails.for_mode(payout.livemode).payout_status(key=str(payout.pk))
-        except RailError:
-            logger.warning("payments.payout_reconcile_rail_error", extra={"payout_id": str(payout.pk)})
-            continue
+    for payout, answer in _statuses([payout for payout in unfinished if payout.status != PayoutStatus.PENDING]):
         handled += 1
         if answer.status == "NOT_FOUND":
             if not payout_resend_claim(payout):

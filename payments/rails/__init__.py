@@ -17,8 +17,8 @@ RAILS = {"simulator": "payments.rails.simulator", "efi": "payments.rails.efi"}
 # controls) pass through untouched.
 METERED_OPERATIONS = frozenset({"pix_charge_create", "pix_charge_cancel", "pix_charge_payments", "boleto_register",
                                 "card_authorize", "card_status", "refund_create", "refund_status", "payout_send",
-                                "payout_status", "notifications_confirm", "payments_received",
-                                "disputes_list", "dispute_answer"})
+                                "payout_status", "payouts_send", "payouts_status", "notifications_confirm",
+                                "payments_received", "disputes_list", "dispute_answer"})
 
 
 class MeteredRail:
@@ -31,6 +31,7 @@ class MeteredRail:
         self.payment_methods = rail.payment_methods
         self.dynamic_pix = rail.dynamic_pix
         self.payout_batch = rail.payout_batch
+        self.payouts_together = rail.payouts_together
 
     def __getattr__(self, operation: str) -> Any:
         method = getattr(self.rail, operation)

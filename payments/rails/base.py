@@ -107,9 +107,13 @@ class Rail(Protocol):
     # True when the rail registers each Pix charge and hands back its own dynamic BR Code (txid of 26-35 letters and
     # digits, expiry and single payment enforced by the payer's bank); False for the simulator's static codes.
     dynamic_pix: bool
-    # How many payouts one worker task sends, one call after another (payments.payouts.sending.payouts_dispatch):
-    # the task's state changes are written once for all of them, but each call waits for the network's answer.
+    # How many payouts one worker task sends (payments.payouts.sending.payouts_dispatch): the task's state changes
+    # are written once for all of them; the sends are one call after another, each waiting for the network's
+    # answer, unless the rail takes them together.
     payout_batch: int
+    # True when the rail takes a batch's payouts in one call (`payouts_send`, `payouts_status`: the simulator, whose
+    # books are one table); otherwise the worker calls `payout_send` and `payout_status` for each.
+    payouts_together: bool
 
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
                           payer_document: str, payer_name: str, description: str) -> str | None:
@@ -143,6 +147,15 @@ class Rail(Protocol):
 
     def payout_status(self, *, key: str) -> OperationStatus:
         """NOT_FOUND when the rail never received the payout (safe to send it, under the same key)."""
+        ...
+
+    def payouts_send(self, *, orders: list[dict]) -> list[OperationStatus]:
+        """Only when `payouts_together`: `payout_send` for each order (its keyword arguments), all in one call, each
+        under its own key; the answers in the orders' order. An error is the whole call's: none of them is known."""
+        ...
+
+    def payouts_status(self, *, keys: list[str]) -> list[OperationStatus]:
+        """Only when `payouts_together`: `payout_status` of each key, in one call, in the keys' order."""
         ...
 
     def notification_parse(self, body: bytes) -> Notification:

@@ -81,6 +81,7 @@ class EfiRail:
     payment_methods = frozenset({"PIX"})
     dynamic_pix = True
     payout_batch = 5  # five answers of the network, a fraction of a second each, before the last one is sent
+    payouts_together = False  # one Pix per call (PUT /v3/gn/pix/:idEnvio)
 
     def __init__(self) -> None:
         self._client: ApiPixClient | None = None

@@ -38,6 +38,7 @@ class SimulatorRail:
     payment_methods = frozenset({"PIX", "BOLETO", "CREDIT_CARD"})
     dynamic_pix = False  # static BR Codes built by us; the simulator matches payments by txid
     payout_batch = 50  # it answers at once
+    payouts_together = True  # its books are one table: a batch's sends are one statement, its statuses one or two
 
     # --- Pay-in ------------------------------------------------------------------------------------------------------
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
@@ -101,35 +102,8 @@ class SimulatorRail:
         return OperationStatus(status=operation.status, failure_code=operation.outcome)
 
     def refund_status(self, *, key: str, end_to_end_id: str = "") -> OperationStatus:
-        answer = self._status(key, "refund")
+        answer = _statuses([key], "refund")[0]
         return OperationStatus(status="FAILED", failure_code="rail_error") if answer is None else answer
-
-    @staticmethod
-    def _confirmed_when_due(operation: SimulatorOperation) -> OperationStatus:
-        """A PENDING refund or payout succeeds by itself SIMULATOR_AUTO_CONFIRM_SECONDS after it was sent."""
-        due = operation.created_at + timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
-        if operation.status == "PENDING" and timezone.now() >= due:
-            with connection.cursor() as cursor:
-                cursor.execute(_statements()["confirm"], [
-                    "SUCCEEDED", _field("updated_at").get_db_prep_save(timezone.now(), connection), operation.key,
-                    "PENDING"])
-            return OperationStatus(status="SUCCEEDED")
-        return OperationStatus(status=operation.status, failure_code=operation.outcome)
-
-    @classmethod
-    def _status(cls, key: str, kind: str) -> OperationStatus | None:
-        """What `_confirmed_when_due` answers for the operation of this key and kind (None: there is none), with
-        the due confirmation and its reading in one statement: an operation confirmed now is answered by the UPDATE
-        that confirms it; only one it leaves as it was is read again."""
-        now = timezone.now()
-        confirmed = inserts.returned(SimulatorOperation, _statements()["confirm_due"], [
-            "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), key, kind, "PENDING",
-            _field("created_at").get_db_prep_save(
-                now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])
-        if confirmed is not None:
-            return OperationStatus(status="SUCCEEDED")
-        operation = _operation(key, kind)
-        return None if operation is None else cls._confirmed_when_due(operation)
 
     # --- Payouts -----------------------------------------------------------------------------------------------------
     # Test-mode payouts complete by themselves a moment after they are sent, except to these keys (SPEC §7).
@@ -138,22 +112,37 @@ class SimulatorRail:
 
     def payout_send(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
                     end_to_end_id: str, beneficiary_document: str = "") -> OperationStatus:
+        return self.payouts_send(orders=[{
+            "key": key, "livemode": livemode, "amount": amount, "pix_key": pix_key, "pix_key_type": pix_key_type,
+            "end_to_end_id": end_to_end_id, "beneficiary_document": beneficiary_document}])[0]
+
+    def payouts_send(self, *, orders: list[dict]) -> list[OperationStatus]:
+        """Each order recorded under its key, all in one statement (a key sent before is counted, not recorded
+        again: its first call is what the network saw), and answered from the rows it leaves: no second read."""
+        recorded = {operation.key: operation
+                    for operation in _records_or_repeats([self._payout_operation(**order) for order in orders])}
+        keys = [order["key"] for order in orders]
+        if settings.SIMULATOR_LATENCY_SECONDS:  # tests: a window in which a worker can die after the send
+            time.sleep(settings.SIMULATOR_LATENCY_SECONDS)
+            return self.payouts_status(keys=keys)
+        return _answers([recorded[key] for key in keys])
+
+    def _payout_operation(self, *, key: str, livemode: bool, amount: int, pix_key: str, pix_key_type: str,
+                          end_to_end_id: str, beneficiary_document: str = "") -> SimulatorOperation:
         outcome = ""
         if pix_key_type == "EMAIL" and pix_key.lower().endswith(self.FAILING_EMAIL_DOMAIN):
             outcome = "rejected_by_bank"
         elif pix_key_type == "EVP" and pix_key.lower() == self.UNKNOWN_EVP:
             outcome = "pix_key_not_found"
-        operation = self._record_or_repeat(key=key, kind="payout", livemode=livemode, amount=amount,
-                                           status="FAILED" if outcome else "PENDING", outcome=outcome,
-                                           reference=end_to_end_id)
-        if settings.SIMULATOR_LATENCY_SECONDS:  # tests: a window in which a worker can die after the send
-            time.sleep(settings.SIMULATOR_LATENCY_SECONDS)
-            return self.payout_status(key=key)
-        return self._confirmed_when_due(operation)  # the row just written or counted: no second read
+        return SimulatorOperation(key=key, kind="payout", livemode=livemode, amount=amount,
+                                  status="FAILED" if outcome else "PENDING", outcome=outcome, reference=end_to_end_id)
 
     def payout_status(self, *, key: str) -> OperationStatus:
-        answer = self._status(key, "payout")
-        return OperationStatus(status="NOT_FOUND") if answer is None else answer
+        return self.payouts_status(keys=[key])[0]
+
+    def payouts_status(self, *, keys: list[str]) -> list[OperationStatus]:
+        return [OperationStatus(status="NOT_FOUND") if answer is None else answer
+                for answer in _statuses(keys, "payout")]
 
     def simulate_payout(self, *, key: str, livemode: bool, amount: int, end_to_end_id: str, action: str) -> None:
         """The receiving bank's side of a payout: credit it (complete), refuse it (fail) or send it back (return).
@@ -229,10 +218,8 @@ class SimulatorRail:
     @staticmethod
     def _record_or_repeat(**fields) -> SimulatorOperation:
         """The operation of this idempotency key: recorded with `fields` if it is new, else the one already done,
-        its repeated call counted; one statement either way, atomic by itself (what `_repeat` and then `_record` do
-        in two, minus the race between them, which the key's uniqueness settles inside the statement)."""
-        sql, params = inserts.one_row(SimulatorOperation(**fields))
-        return inserts.returned(SimulatorOperation, sql + _statements()["or_repeat"], params)
+        its repeated call counted (`_records_or_repeats`)."""
+        return _records_or_repeats([SimulatorOperation(**fields)])[0]
 
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
@@ -255,12 +242,63 @@ class SimulatorRail:
         return operation
 
 
+def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorOperation]:
+    """Each operation recorded if its idempotency key is new, else the one already done under it, its repeated call
+    counted: one statement for all of them (a multi-row INSERT … ON CONFLICT), atomic by itself, the key's uniqueness
+    settling a race inside it. The rows as the statement left them, in no set order; a key given twice in one call is
+    one call."""
+    operations = list({operation.key: operation for operation in reversed(operations)}.values())[::-1]
+    sql, _ = inserts.one_row(operations[0])
+    values = sql[sql.index(" VALUES ") + len(" VALUES "):]
+    sql += (", " + values) * (len(operations) - 1) + _statements()["or_repeat"]
+    return inserts.returned_all(SimulatorOperation, sql, [
+        value for operation in operations for value in inserts.one_row(operation)[1]])
+
+
+def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
+    """What each operation answers now. A PENDING refund or payout succeeds by itself SIMULATOR_AUTO_CONFIRM_SECONDS
+    after it was sent: the due ones are confirmed together (one UPDATE) and answer SUCCEEDED."""
+    now = timezone.now()
+    due_by = now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
+    due = {operation.key for operation in operations
+           if operation.status == "PENDING" and operation.created_at <= due_by}
+    if due:
+        with connection.cursor() as cursor:
+            cursor.execute(_keys_in("confirm", len(due)), [
+                "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), *due, "PENDING"])
+    return [OperationStatus(status="SUCCEEDED") if operation.key in due
+            else OperationStatus(status=operation.status, failure_code=operation.outcome) for operation in operations]
+
+
+def _statuses(keys: list[str], kind: str) -> list[OperationStatus | None]:
+    """What `_answers` says of the operation of each key and kind, in the keys' order (None: there is none). The
+    due ones are confirmed and read by the one UPDATE that confirms them; only the others are read again."""
+    now = timezone.now()
+    confirming = inserts.returned_all(SimulatorOperation, _keys_in("confirm_due", len(keys)), [
+        "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), *keys, kind, "PENDING",
+        _field("created_at").get_db_prep_save(
+            now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])
+    confirmed = {operation.key for operation in confirming}
+    rest = [key for key in dict.fromkeys(keys) if key not in confirmed]
+    found: dict[str, OperationStatus] = {}
+    if rest:
+        operations = inserts.returned_all(SimulatorOperation, _keys_in("get", len(rest)), [*rest, kind])
+        found = dict(zip([operation.key for operation in operations], _answers(operations), strict=True))
+    return [OperationStatus(status="SUCCEEDED") if key in confirmed else found.get(key) for key in keys]
+
+
 def _field(name: str):
     return SimulatorOperation._meta.get_field(name)
 
 
 def _operation(key: str, kind: str) -> SimulatorOperation | None:
-    return inserts.returned(SimulatorOperation, _statements()["get"], [key, kind])
+    return inserts.returned(SimulatorOperation, _keys_in("get", 1), [key, kind])
+
+
+@functools.lru_cache(maxsize=256)
+def _keys_in(name: str, count: int) -> str:
+    """The statement `name` of `_statements` for `count` keys."""
+    return _statements()[name].replace("{keys}", ", ".join(["%s"] * count))
 
 
 @functools.cache
@@ -272,15 +310,19 @@ def _statements() -> dict[str, str]:
     columns = ", ".join(quote(field.column) for field in SimulatorOperation._meta.concrete_fields)
     key, kind, calls, status, created_at, updated_at = (
         quote(_field(name).column) for name in ("key", "kind", "calls", "status", "created_at", "updated_at"))
+    # `{keys}`: the placeholders of one or more keys (`_keys_in`).
     return {
-        "get": f"SELECT {columns} FROM {table} WHERE {key} = %s AND {kind} = %s",  # noqa: S608
+        "get": f"SELECT {columns} FROM {table} WHERE {key} IN ({{keys}}) AND {kind} = %s",  # noqa: S608
         "repeat": f"UPDATE {table} SET {calls} = {calls} + 1 WHERE {key} = %s RETURNING {columns}",  # noqa: S608
-        "confirm": f"UPDATE {table} SET {status} = %s, {updated_at} = %s WHERE {key} = %s AND {status} = %s",  # noqa: S608
-        # The same, for an operation of a kind, only once it is due (created at or before the last value), answering
-        # the row it confirmed.
-        "confirm_due": f"UPDATE {table} SET {status} = %s, {updated_at} = %s WHERE {key} = %s AND {kind} = %s "  # noqa: S608
-                       f"AND {status} = %s AND {created_at} <= %s RETURNING {columns}",
-        # After `_record_or_repeat`'s INSERT (PostgreSQL and SQLite >= 3.35 alike): a key already there counts a call.
+        "confirm": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608
+                   f"WHERE {key} IN ({{keys}}) AND {status} = %s",
+        # The same, for operations of a kind, only once they are due (created at or before the last value),
+        # answering the rows it confirmed.
+        "confirm_due": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608
+                       f"WHERE {key} IN ({{keys}}) AND {kind} = %s AND {status} = %s AND {created_at} <= %s "
+                       f"RETURNING {columns}",
+        # After the INSERT of `_records_or_repeats` (PostgreSQL and SQLite >= 3.35 alike): a key already there
+        # counts a call.
         "or_repeat": f" ON CONFLICT ({key}) DO UPDATE SET {calls} = {table}.{calls} + 1 RETURNING {columns}",
     }
 

@@ -12,6 +12,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from payments import rails
 from payments.inbound.services import RECONCILE_AFTER as INBOUND_RECONCILE_AFTER
 from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
@@ -20,6 +21,7 @@ from payments.payouts import sending, worker
 from payments.payouts import services as payouts
 from payments.payouts import tasks as payout_tasks
 from payments.payouts.validation import payout_request_validate
+from payments.rails.base import RailTimeout
 from payments.rails.simulator import SimulatorRail
 from tests.conftest import run_in_threads
 from tests.factories import MerchantFactory, UserFactory
@@ -180,6 +182,8 @@ def test_the_payouts_a_batch_could_not_send_in_its_window_are_sent_once_by_the_j
 
 @pytest.mark.django_db
 def test_one_payout_that_breaks_leaves_the_rest_of_its_batch_sent_and_recorded(monkeypatch):
+    """On a rail that takes one payout per call (Efí): the others of the batch are sent and recorded."""
+    monkeypatch.setattr(rails.for_mode(False), "payouts_together", False)
     merchant = funded_merchant()
     ids = [payout_create(merchant, n).pk for n in range(4)]
     broken = str(ids[1])
@@ -199,6 +203,48 @@ def test_one_payout_that_breaks_leaves_the_rest_of_its_batch_sent_and_recorded(m
     assert sending.payouts_reconcile(older_than=timedelta(0)) == 1  # the job asks the rail, which never got it
     assert Payout.objects.get(pk=ids[1]).status == PayoutStatus.COMPLETED
     assert LedgerCheck().inspect()[0] == []
+
+
+@pytest.mark.django_db
+def test_a_batch_sent_together_whose_answer_is_lost_is_settled_by_the_job_and_never_sent_twice(monkeypatch):
+    """On a rail that takes a batch in one call (the simulator): the call reached the rail and then failed, so none
+    of the answers is known; every payout stays PROCESSING, and the job asks the rail about each instead of sending
+    again."""
+    merchant = funded_merchant()
+    ids = [payout_create(merchant, n).pk for n in range(3)] + [payout_create(merchant, 3, failing=True).pk]
+    send = SimulatorRail.payouts_send
+
+    def arrives_then_times_out(self, **call):
+        send(self, **call)
+        raise RailTimeout("no answer in time")
+
+    monkeypatch.setattr(SimulatorRail, "payouts_send", arrives_then_times_out)
+    sending.payouts_process(payout_ids=ids)
+    assert set(Payout.objects.filter(pk__in=ids).values_list("status", flat=True)) == {PayoutStatus.PROCESSING}
+
+    with CaptureQueriesContext(connection) as asked:
+        assert sending.payouts_reconcile(older_than=timedelta(0)) == 4
+    books = [query["sql"] for query in asked.captured_queries if SimulatorOperation._meta.db_table in query["sql"]]
+    # The four at once: the confirmation of those due (none: the lost call's send confirmed its three), then one
+    # read of the rest.
+    assert [sql.split()[0] for sql in books] == ["UPDATE", "SELECT"]
+
+    status = dict(Payout.objects.filter(pk__in=ids).values_list("pk", "status"))
+    assert status == {**{pk: PayoutStatus.COMPLETED for pk in ids[:3]}, ids[3]: PayoutStatus.FAILED}
+    assert {op.key: op.calls for op in SimulatorOperation.objects.filter(kind="payout")} == {
+        str(pk): 1 for pk in ids}
+    assert LedgerCheck().inspect()[0] == []
+
+
+@pytest.mark.django_db
+def test_a_batch_is_sent_together_in_one_statement_of_the_simulators_books():
+    merchant = funded_merchant()
+    ids = [payout_create(merchant, n).pk for n in range(5)]
+    with CaptureQueriesContext(connection) as sent:
+        sending.payouts_process(payout_ids=ids)
+    books = [query["sql"] for query in sent.captured_queries if SimulatorOperation._meta.db_table in query["sql"]]
+    assert len(books) == 2  # the sends, then the confirmation of the five (due at once here)
+    assert set(Payout.objects.filter(pk__in=ids).values_list("status", flat=True)) == {PayoutStatus.COMPLETED}
 
 
 @pytest.mark.django_db

@@ -589,18 +589,29 @@ def test_a_processing_payout_the_rail_already_has_is_never_sent_again(api, merch
     assert [message[0] for message in queued] == ["payout_reconcile"] * 3
 
 
-def test_a_send_that_timed_out_after_reaching_the_rail_is_not_sent_again(api, merchant, settings, monkeypatch):
+@pytest.fixture(params=["together", "one call each"])
+def rail_calls(request, monkeypatch) -> tuple[str, str]:
+    """The simulator taking a batch's payouts in one call (its own way), or one call each (a rail such as Efí's):
+    the names of the send and the status call the worker makes."""
+    if request.param == "together":
+        return "payouts_send", "payouts_status"
+    monkeypatch.setattr(rails.for_mode(False), "payouts_together", False)
+    return "payout_send", "payout_status"
+
+
+def test_a_send_that_timed_out_after_reaching_the_rail_is_not_sent_again(api, merchant, settings, monkeypatch,
+                                                                          rail_calls):
     settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0
     fund(merchant, 5000)
     created = create(api)
-    send = SimulatorRail.payout_send
+    send = getattr(SimulatorRail, rail_calls[0])
 
     def arrives_then_times_out(self, **kwargs):
         send(self, **kwargs)
         raise RailTimeout("no answer in time")
 
     with monkeypatch.context() as patch:
-        patch.setattr(SimulatorRail, "payout_send", arrives_then_times_out)
+        patch.setattr(SimulatorRail, rail_calls[0], arrives_then_times_out)
         payout_process(payout_id=created["id"])
     assert get(api, created["id"])["status"] == "PROCESSING"  # the worker cannot know: it leaves it to the job
 
@@ -627,7 +638,7 @@ def test_a_failure_the_rail_recorded_is_found_by_the_job(api, merchant):
     assert rail_operation(got).calls == 1
 
 
-def test_the_job_leaves_a_payout_alone_while_the_rail_does_not_answer(api, merchant, monkeypatch):
+def test_the_job_leaves_a_payout_alone_while_the_rail_does_not_answer(api, merchant, monkeypatch, rail_calls):
     fund(merchant, 5000)
     created = create(api)
     payout_start(payout_id=created["id"])
@@ -635,7 +646,7 @@ def test_the_job_leaves_a_payout_alone_while_the_rail_does_not_answer(api, merch
     def unavailable(self, **kwargs):
         raise RailError("down")
 
-    monkeypatch.setattr(SimulatorRail, "payout_status", unavailable)
+    monkeypatch.setattr(SimulatorRail, rail_calls[1], unavailable)
     before = footprint()
 
     assert payouts_reconcile(older_than=ZERO) == 0

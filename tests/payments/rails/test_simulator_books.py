@@ -69,3 +69,36 @@ def test_a_pix_refund_is_recorded_once_and_confirmed_when_due(settings):
     assert first == again == OperationStatus(status="PENDING")
     assert rail.refund_status(key="r1") == OperationStatus(status="SUCCEEDED")
     assert books() == [("r1", "refund", 300, "SUCCEEDED", "", "c1", 2)]
+
+
+def test_payouts_sent_together_are_what_each_sent_alone_would_be(settings):
+    """One call for several orders (one statement): the answers in the orders' order, a key sent before counted and
+    answered as its first call, a key twice in one call one call, the books as single sends leave them."""
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 60
+    send("p0")
+
+    def order(key: str, pix_key: str = "ana@example.com") -> dict:
+        return {"key": key, "livemode": False, "amount": 1000, "pix_key": pix_key, "pix_key_type": "EMAIL",
+                "end_to_end_id": "E" + key}
+
+    answers = rail.payouts_send(orders=[order("p2", "x@fail.example.com"), order("p0", "x@fail.example.com"),
+                                        order("p1"), order("p1")])
+    assert answers == [OperationStatus(status="FAILED", failure_code="rejected_by_bank"),
+                       OperationStatus(status="PENDING"), OperationStatus(status="PENDING"),
+                       OperationStatus(status="PENDING")]
+    assert books() == [("p0", "payout", 1000, "PENDING", "", "Ep0", 2), ("p1", "payout", 1000, "PENDING", "", "Ep1", 1),
+                       ("p2", "payout", 1000, "FAILED", "rejected_by_bank", "Ep2", 1)]
+
+    SimulatorOperation.objects.filter(key="p1").update(created_at=timezone.now() - timedelta(seconds=61))
+    assert rail.payouts_status(keys=["nobody", "p2", "p1", "p0"]) == [
+        OperationStatus(status="NOT_FOUND"), OperationStatus(status="FAILED", failure_code="rejected_by_bank"),
+        OperationStatus(status="SUCCEEDED"), OperationStatus(status="PENDING")]
+    assert [row[3] for row in books()] == ["PENDING", "SUCCEEDED", "FAILED"]
+
+
+def test_a_due_payout_sent_together_is_confirmed_by_the_send(settings):
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0
+    assert rail.payouts_send(orders=[
+        {"key": key, "livemode": False, "amount": 5, "pix_key": "ana@example.com", "pix_key_type": "EMAIL",
+         "end_to_end_id": "E" + key} for key in ("a", "b")]) == [OperationStatus(status="SUCCEEDED")] * 2
+    assert [row[3] for row in books()] == ["SUCCEEDED", "SUCCEEDED"]
