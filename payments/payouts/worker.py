@@ -31,6 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
+from config import inserts
 from payments.models import Payout, PayoutStatus
 from webhooks.models import WebhookEndpoint
 
@@ -90,23 +91,27 @@ def payout_resend_claim(payout: Payout) -> bool:
 
 def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
     """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500: for
-    one payout (the countdown task) a statement written once, else the ORM's query."""
+    the payouts of a confirmation task a statement written once per count of ids (`config.inserts.returned_all`:
+    no ORM query compiled, no raw query's per-call work), else the ORM's query."""
     statuses = (PayoutStatus.PENDING, PayoutStatus.PROCESSING)
-    if payout_ids is None or len(payout_ids) != 1:
+    if payout_ids is None or len(payout_ids) > 500:
         queryset = Payout.objects.filter(status__in=statuses, updated_at__lte=before)
         return list((queryset if payout_ids is None else queryset.filter(pk__in=payout_ids))[:500])
+    if not payout_ids:
+        return []
     meta = Payout._meta
-    params = [meta.pk.get_db_prep_value(meta.pk.to_python(payout_ids[0]), connection), *statuses,
-              meta.get_field("updated_at").get_db_prep_value(before, connection)]
-    return list(Payout.objects.raw(_unfinished_sql(), params))
+    params = [*(meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids),
+              *statuses, meta.get_field("updated_at").get_db_prep_value(before, connection)]
+    return inserts.returned_all(Payout, _unfinished_sql(len(payout_ids)), params)
 
 
-@functools.cache
-def _unfinished_sql() -> str:
+@functools.lru_cache(maxsize=64)
+def _unfinished_sql(count: int) -> str:
     quote = connection.ops.quote_name
     meta = Payout._meta
     columns = ", ".join(quote(field.column) for field in meta.concrete_fields)
-    return (f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {quote(meta.pk.column)} = %s "  # noqa: S608
+    keys = ", ".join(["%s"] * count)
+    return (f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {quote(meta.pk.column)} IN ({keys}) "  # noqa: S608
             f"AND {quote(meta.get_field('status').column)} IN (%s, %s) "
             f"AND {quote(meta.get_field('updated_at').column)} <= %s")
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from payments import rails
 from payments.inbound.services import RECONCILE_AFTER as INBOUND_RECONCILE_AFTER
@@ -301,3 +302,26 @@ def test_a_dispatch_skips_the_payouts_this_process_queued_lately_until_its_memor
     monkeypatch.setattr(worker, "DISPATCH_MEMORY_SECONDS", -1.0)  # their task is taken for lost
     assert sending.payouts_dispatch() == 3
     assert tasks[2:] == [[*first, later]]
+
+
+@pytest.mark.django_db
+def test_the_unfinished_payouts_of_a_task_are_those_the_orm_finds():
+    """The statement written once per count of ids (a confirmation task's payouts) finds what the ORM's query finds:
+    PENDING and PROCESSING payouts of those ids last changed before the time, whole rows."""
+    merchant = funded_merchant()
+    pending, processing, completed, recent = (payout_create(merchant, n) for n in range(4))
+    sending.payouts_process(payout_ids=[completed.pk])
+    payouts.payouts_start(payout_ids=[processing.pk])
+    before = timezone.now()
+    Payout.objects.filter(pk=recent.pk).update(updated_at=before + timedelta(seconds=1))
+    ids = [str(payout.pk) for payout in (pending, processing, completed, recent)] + [str(uuid.uuid4())]
+
+    found = worker.payouts_unfinished(before=before, payout_ids=ids)
+    by_orm = Payout.objects.filter(pk__in=ids, status__in=[PayoutStatus.PENDING, PayoutStatus.PROCESSING],
+                                   updated_at__lte=before)
+    assert sorted((p.pk, p.status, p.amount, p.updated_at) for p in found) == sorted(
+        (p.pk, p.status, p.amount, p.updated_at) for p in by_orm) == sorted(
+        [(pending.pk, PayoutStatus.PENDING, pending.amount, pending.updated_at),
+         (processing.pk, PayoutStatus.PROCESSING, processing.amount,
+          Payout.objects.get(pk=processing.pk).updated_at)])
+    assert worker.payouts_unfinished(before=before, payout_ids=[]) == []
