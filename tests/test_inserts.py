@@ -180,6 +180,9 @@ def _hot_constructions(merchant) -> list[tuple[type, dict]]:
 
     now = timezone.now()
     parent = event(merchant)
+    movement = LedgerTransaction(merchant=merchant, livemode=False, object_type="payout", object_id="x")
+    with transaction.atomic():
+        account = ledger.lock(merchant=merchant, livemode=False)[AccountKind.AVAILABLE]
     return [
         (Payin, dict(merchant=merchant, livemode=False, payment_method="PIX", amount=5000, fee=99, reference_id="r",
                      description="", metadata={}, customer={"name": "Ana"}, items=[], payer_ip="203.0.113.9",
@@ -198,6 +201,11 @@ def _hot_constructions(merchant) -> list[tuple[type, dict]]:
         (AccountEvent, dict(merchant=None, actor=None, actor_key="pk_test_x", action="payout.created",
                             obj_type="payout", obj_id="1", before=None, after={"amount": 1}, reason="", details={},
                             ip=None, user_agent="")),
+        # The worker's ledger movements (payments.ledger.services.post_many).
+        (LedgerTransaction, dict(merchant=merchant, livemode=False, object_type="payout", object_id="x",
+                                 reference_id="r", description="d")),
+        (LedgerEntry, dict(transaction=movement, account=account, amount=-100, line_type=LineType.PAYOUT,
+                           balance_after=900, created_at=movement.created_at)),
     ]
 
 

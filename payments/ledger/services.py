@@ -133,14 +133,14 @@ def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
         raise UnbalancedTransaction("the locked accounts belong to another merchant")
     written, entries, touched = [], [], {}
     for movement, legs in zip(movements, kept, strict=True):
-        row = LedgerTransaction(merchant=merchant, livemode=livemode, object_type=movement.object_type,
-                                object_id=movement.object_id, reference_id=movement.reference_id,
-                                description=movement.description[:255])
+        row = inserts.new(LedgerTransaction, merchant=merchant, livemode=livemode, object_type=movement.object_type,
+                          object_id=movement.object_id, reference_id=movement.reference_id,
+                          description=movement.description[:255])
         for leg in legs:
             account = accounts[leg.kind]
             account.balance += leg.amount
             touched[account.pk] = account.balance
-            entries.append(LedgerEntry(transaction=row, account=account, amount=leg.amount,
+            entries.append(inserts.new(LedgerEntry, transaction=row, account=account, amount=leg.amount,
                                        line_type=leg.line_type, balance_after=account.balance,
                                        created_at=row.created_at))
         written.append(row)
