@@ -175,8 +175,9 @@ def returned(model: type[M], sql: str, params: list) -> M | None:
     return found[0] if found else None
 
 
-def returned_all(model: type[M], sql: str, params: list) -> list[M]:
-    """`returned` for every row the statement answers, in its order."""
+def returned_all(model: type[M], sql: str, params: list, *, extra: tuple[str, ...] = ()) -> list[M]:
+    """`returned` for every row the statement answers, in its order. `extra`: the names of columns the statement
+    answers after the model's, each set on the instance as it comes (a raw query's annotations)."""
     if connection.vendor == "postgresql":
         rows = execute(sql, params, fetch="all")
     else:
@@ -184,13 +185,17 @@ def returned_all(model: type[M], sql: str, params: list) -> list[M]:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     converters = _converters(model)
+    width = len(model._meta.concrete_fields)
     instances = []
     for row in rows:
-        values = list(row)
+        values = list(row[:width])
         for position, field_converters, column in converters:
             for converter in field_converters:
                 values[position] = converter(values[position], column, connection)
-        instances.append(model.from_db(connection.alias, None, values))
+        instance = model.from_db(connection.alias, None, values)
+        for name, value in zip(extra, row[width:], strict=True):
+            setattr(instance, name, value)
+        instances.append(instance)
     return instances
 
 

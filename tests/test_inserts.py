@@ -260,3 +260,14 @@ def test_returned_answers_the_row_a_statement_changed(merchant):
     changed = inserts.returned(Event, sql, ["payin.paid", Event._meta.pk.get_db_prep_value(stored.pk, connection)])
     assert (changed.pk, changed.type, changed.payload) == (stored.pk, "payin.paid", {"a": [1, "é"]})
     assert Event.objects.get(pk=stored.pk).type == "payin.paid"
+
+
+def test_returned_sets_the_columns_after_the_models_as_a_raw_query_sets_its_annotations(merchant):
+    first, second = event(merchant), event(merchant)
+    inserts.insert(first, second)
+    sql = _returning_all(Event).replace(" FROM ", ", 40 + 2 AS answer FROM ").replace(" = %s", " IN (%s, %s)")
+    pks = [Event._meta.pk.get_db_prep_value(e.pk, connection) for e in (first, second)]
+    mine = sorted(inserts.returned_all(Event, sql, pks, extra=("answer",)), key=lambda e: e.created_at)
+    djangos = sorted(Event.objects.raw(sql, pks), key=lambda e: e.created_at)
+    assert [_instance_state(e) for e in mine] == [_instance_state(e) for e in djangos]
+    assert [(e.pk, e.answer) for e in mine] == [(first.pk, 42), (second.pk, 42)]

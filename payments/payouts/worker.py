@@ -54,7 +54,8 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
     params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
     params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids]
     params += sources
-    payouts = list(Payout.objects.raw(_update_sql(len(payout_ids), len(sources), tuple(changes)), params))
+    payouts = inserts.returned_all(Payout, _update_sql(len(payout_ids), len(sources), tuple(changes)), params,
+                                   extra=("enabled_endpoints",) if connection.vendor == "postgresql" else ())
     found: dict[tuple, list] = {}  # elsewhere than on PostgreSQL, the endpoints of all the rows, in one query
     if payouts and connection.vendor != "postgresql":
         for endpoint in WebhookEndpoint.objects.filter(
