@@ -1,20 +1,24 @@
 """Payouts end to end (issue 17, goal 2): the API and a Celery worker on one machine, as production runs them.
 
-    .venv/bin/python bench/payouts_e2e.py [--duration 30] [--concurrency 8] [--tail 10]
+    .venv/bin/python bench/payouts_e2e.py [--duration 30] [--concurrency 8] [--tail 10] [--rounds 2]
                                           [--scenario "POST /payout hot merchant"] [--worker-args "..."]
 
 One run, on its own database (`pagamentos_bench_e2e`) and Redis databases (10 cache, 11 broker):
 
 1. gunicorn (bench/server.py, 3 sync workers) and the bench merchant(s), funded by the scenario's setup;
-2. **worker running**: `celery -A config worker` (the plain command; pool, concurrency and prefetch come from
-   config/settings.py, `--worker-args` adds options to try others) on the same settings; once it is idle, POST
-   /payout for `--duration` seconds (`bench/load.py`, the scenario's bodies), then `--tail` seconds more without
-   load. Sampled at the start, at the load's stop and at the tail's end: the worker's CPU (utime + stime of its
-   whole process tree, /proc/<pid>/stat), PostgreSQL's, and the payouts by status;
-3. the worker stops; **worker paused**: the same load without a worker (the payouts wait PENDING);
-4. prints API req/s, p50, p99 both ways, payouts COMPLETED per second, the backlog (payouts neither COMPLETED nor
-   FAILED) at the load's stop and at the tail's end, and the worker's CPU per completed payout; writes
-   bench/results/payouts_e2e.json.
+2. `--rounds` rounds of two phases, the first round running then paused, the second paused then running, and so
+   on (the machine's speed drifts within a run; alternating keeps the drift out of the ratio):
+   - **worker running**: `celery -A config worker` (the plain command; pool, concurrency and prefetch come from
+     config/settings.py, `--worker-args` adds options to try others) on the same settings; once it is idle (the
+     payouts an earlier paused phase left PENDING finished), POST /payout for `--duration` seconds
+     (`bench/load.py`, the scenario's bodies), then `--tail` seconds more without load. Sampled at the start, at the
+     load's stop and at the tail's end: the worker's CPU (utime + stime of its whole process tree,
+     /proc/<pid>/stat), PostgreSQL's, and the payouts by status; then the worker stops;
+   - **worker paused**: the same load without a worker (the payouts wait PENDING);
+3. prints each round's API req/s, p50 and p99 both ways, then the run's: running against paused (the ratio of the
+   phases' mean req/s), payouts COMPLETED per second, the largest backlog of any round (payouts neither COMPLETED
+   nor FAILED) at the load's stop and at the tail's end, and the worker's CPU per completed payout over every
+   round; writes bench/results/payouts_e2e.json.
 
 Targets: worker CPU per payout <= 3 ms, no backlog `--tail` seconds after the load, API req/s with the worker
 running >= 75% of it paused. Exit status 0 when it ran, 1 with --strict and a target missed, 2 when the harness
@@ -85,6 +89,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--worker-args", default="", help="extra options after `celery -A config worker`")
     parser.add_argument("--profile", metavar="PATH", help="run the worker under cProfile (solo pool), stats to PATH")
     parser.add_argument("--skip-paused", action="store_true", help="measure only with the worker running")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="pairs of phases, alternating which goes first (running then paused, paused then "
+                             "running…): a machine whose speed drifts during the run favours neither")
     parser.add_argument("--strict", action="store_true")
     return parser.parse_args(argv)
 
@@ -167,8 +174,9 @@ def pending_work(counts: dict[str, int]) -> int:
     return sum(count for status, count in counts.items() if status not in FINAL)
 
 
-def wait_idle(conn: psycopg.Connection, worker: Worker, seconds: float = 60) -> None:
-    """Until no payout is left to move and the worker's CPU stays still for a second."""
+def wait_idle(conn: psycopg.Connection, worker: Worker, seconds: float = 240) -> None:
+    """Until no payout is left to move (the payouts a paused phase left PENDING among them) and the worker's CPU
+    stays still for a second."""
     deadline = time.monotonic() + seconds
     before = worker.cpu_seconds()
     while time.monotonic() < deadline:
@@ -238,6 +246,7 @@ def phase_running(server, pair, values, args, worker: Worker, conn) -> dict:
     return {
         "api": api_figures(part),
         "payouts_created": created,
+        "payouts_finished": finished,
         "completed_during_load": completed_load,
         "completed_total": completed,
         "completed_per_s_during_load": round(completed_load / (t1 - t0), 1),
@@ -281,14 +290,20 @@ def main(argv: list[str] | None = None) -> int:
         worker = Worker(env, args.worker_args, RESULTS / "worker-payouts-e2e.log", args.profile)
         with connect(DATABASE) as conn, \
                 Autovacuum([DATABASE]):  # the statistics a live database keeps current
-            print(f"worker running: {args.scenario}, {args.concurrency} clients, {args.duration:g} s, "
-                  f"then {args.tail:g} s without load", flush=True)
-            running = phase_running(server, pair, values, args, worker, conn)
-            worker.stop()
-            paused = None
-            if not args.skip_paused:
-                print("worker paused (not running: its payouts wait PENDING)", flush=True)
-                paused = phase_paused(server, pair, values, args)
+            print(f"{args.rounds} round(s) of the worker running and paused: {args.scenario}, {args.concurrency} "
+                  f"clients, {args.duration:g} s each, the running one then {args.tail:g} s without load", flush=True)
+            running, paused = [], []
+            for number in range(args.rounds):
+                order = ("running", "paused") if number % 2 == 0 else ("paused", "running")
+                for phase in order:
+                    if phase == "running":
+                        print(f"round {number + 1}: worker running", flush=True)
+                        running.append(phase_running(server, pair, values, args, worker, conn))
+                        worker.stop()
+                    elif not args.skip_paused:
+                        print(f"round {number + 1}: worker paused (not running: its payouts wait PENDING)",
+                              flush=True)
+                        paused.append(phase_paused(server, pair, values, args))
     except HarnessError as error:
         print(f"harness error: {error}", file=sys.stderr)
         return 2
@@ -298,37 +313,56 @@ def main(argv: list[str] | None = None) -> int:
         if server is not None:
             server.stop()
     result = {"scenario": args.scenario, "duration": args.duration, "concurrency": args.concurrency,
-              "tail": args.tail, "worker_args": args.worker_args, "running": running, "paused": paused}
+              "tail": args.tail, "worker_args": args.worker_args, "rounds": args.rounds, "running": running,
+              "paused": paused}
     (RESULTS / "payouts_e2e.json").write_text(json.dumps(result, indent=2))
     return report(result, args)
 
 
 def report(result: dict, args: argparse.Namespace) -> int:
+    """Each round's figures, then the run's: API req/s running against paused as the ratio of their means, the
+    largest backlog of any round, the worker's CPU over every payout it finished."""
     running, paused = result["running"], result["paused"]
-    r = running["api"]
-    print(f"\nAPI, worker running: {r['req_s']:,.1f} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
-          f"{r['errors']} errors; cores {r['cpu_cores']}")
+    print()
+    for number, phase in enumerate(running):
+        r = phase["api"]
+        line = (f"round {number + 1}: running {r['req_s']:,.1f} req/s (p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
+                f"{r['errors']} errors; cores {r['cpu_cores']})")
+        if number < len(paused):
+            p = paused[number]["api"]
+            line += (f"; paused {p['req_s']:,.1f} req/s (p50 {p['p50_ms']} ms, p99 {p['p99_ms']} ms, "
+                     f"{p['errors']} errors; cores {p['cpu_cores']}); running / paused "
+                     f"{r['req_s'] / p['req_s'] if p['req_s'] else 0.0:.2f}")
+        print(line)
     missed = []
+    mean_running = sum(phase["api"]["req_s"] for phase in running) / len(running)
+    print(f"\nAPI, worker running: {mean_running:,.1f} req/s (mean of {len(running)})")
     if paused:
-        p = paused["api"]
-        share = r["req_s"] / p["req_s"] if p["req_s"] else 0.0
-        print(f"API, worker paused:  {p['req_s']:,.1f} req/s, p50 {p['p50_ms']} ms, p99 {p['p99_ms']} ms, "
-              f"{p['errors']} errors; cores {p['cpu_cores']}")
+        mean_paused = sum(phase["api"]["req_s"] for phase in paused) / len(paused)
+        share = mean_running / mean_paused if mean_paused else 0.0
+        print(f"API, worker paused:  {mean_paused:,.1f} req/s (mean of {len(paused)})")
         print(f"running / paused: {share:.2f} (target >= 0.75)")
         if share < 0.75:
             missed.append("API throughput")
-    print(f"payouts: {running['payouts_created']} created, {running['completed_total']} COMPLETED "
-          f"({running['completed_per_s_during_load']}/s during the load, "
-          f"{running['completed_per_s_load_and_tail']}/s over load and tail)")
-    print(f"backlog (not final): {running['backlog_at_load_stop']} at the load's stop, "
-          f"{running['backlog_after_tail']} {args.tail:g} s later (target 0)")
-    print(f"worker CPU: {running['worker_cpu_s']} s ({running['worker_cores_during_load']} cores during the load), "
-          f"{running['worker_ms_per_payout']} ms per finished payout (target <= 3), "
-          f"{running['worker_ms_per_state_change']} ms per state change; "
-          f"PostgreSQL (web and worker) {running['postgres_ms_per_payout_all']} ms per payout created")
-    if running["backlog_after_tail"]:
+    created = sum(phase["payouts_created"] for phase in running)
+    completed = sum(phase["completed_total"] for phase in running)
+    print(f"payouts: {created} created, {completed} COMPLETED (" + ", ".join(
+        f"{phase['completed_per_s_during_load']}/s during the load" for phase in running) + ")")
+    stop = max(phase["backlog_at_load_stop"] for phase in running)
+    after = max(phase["backlog_after_tail"] for phase in running)
+    print(f"backlog (not final), the largest of any round: {stop} at the load's stop, {after} {args.tail:g} s "
+          f"later (target 0)")
+    worker_cpu = sum(phase["worker_cpu_s"] for phase in running)
+    finished = sum(phase["payouts_finished"] for phase in running)
+    per_payout = round(worker_cpu * 1000 / finished, 2) if finished else None
+    postgres = sum(phase["postgres_cpu_s"] for phase in running)
+    print(f"worker CPU: {round(worker_cpu, 2)} s, {per_payout} ms per finished payout (target <= 3; rounds: "
+          + ", ".join(str(phase["worker_ms_per_payout"]) for phase in running)
+          + f"); PostgreSQL (web and worker) {round(postgres * 1000 / created, 2) if created else None} ms per "
+          f"payout created")
+    if after:
         missed.append("backlog")
-    if running["worker_ms_per_payout"] is None or running["worker_ms_per_payout"] > 3:
+    if per_payout is None or per_payout > 3:
         missed.append("worker CPU per payout")
     print("targets missed: " + ", ".join(missed) if missed else "targets met")
     return 1 if missed and args.strict else 0
