@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
+import uuid
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -30,18 +31,22 @@ from payments.rails.base import OperationStatus, RailError
 logger = logging.getLogger(__name__)
 
 
-def payouts_dispatch() -> int:
+def payouts_dispatch(*, after: list | None = None) -> int:
     """The worker's side: the PENDING payouts, oldest first, in `payouts_process` tasks of up to the rail's
     `payout_batch` payouts each (one task's state changes are written once for all of its payouts). One whose task
     is already queued gets none from the process that queued it (payouts.worker.dispatch_list), and at most one more
-    from another worker; the second finds it no longer PENDING and does nothing."""
+    from another worker; the second finds it no longer PENDING and does nothing. A backlog longer than
+    DISPATCH_BATCH (a worker that was down) goes on in another dispatch, queued after these tasks, from the last
+    payout listed (`after`: its creation time and id), until no PENDING payout is left."""
     shared_cache.flag_clear(DISPATCH_FLAG)
-    pending = dispatch_list(DISPATCH_BATCH)
+    position = None if after is None else (datetime.fromisoformat(after[0]), uuid.UUID(after[1]))
+    pending, more = dispatch_list(DISPATCH_BATCH, after=position)
     for batch in _batches([(str(payout_id), livemode) for payout_id, livemode in pending]):
         task_enqueue("payments.payouts.tasks.payouts_process", payout_ids=batch)
         dispatch_sent(batch)
+    if more is not None:
+        task_enqueue("payments.payouts.tasks.payouts_dispatch", after=[more[0].isoformat(), str(more[1])])
     return len(pending)
-
 
 
 def _batches(payouts: list[tuple]) -> list[list]:

@@ -24,10 +24,10 @@ def payout_process(*, payout_id: str) -> None:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def payouts_dispatch() -> int:
+def payouts_dispatch(*, after: list | None = None) -> int:
     """One message per burst of new payouts (payments.payouts.services._dispatch_soon): a task per batch of PENDING
-    payouts."""
-    return payouts.payouts_dispatch()
+    payouts. `after`: where the dispatch before it stopped, in a backlog longer than one dispatch."""
+    return payouts.payouts_dispatch(after=after)
 
 
 @worker_ready.connect

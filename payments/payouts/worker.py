@@ -145,26 +145,31 @@ def _update_sql(count: int, sources: int, changes: tuple[str, ...]) -> str:
             f"IN ({', '.join(['%s'] * sources)}) RETURNING {columns}")
 
 
-def dispatch_list(batch: int) -> list[tuple]:
-    """Up to `batch` PENDING payouts as (id, livemode), oldest first, that this process has not queued a task for
-    lately (pages on past the ones it has, so a long backlog of them never hides a newer payout)."""
+def dispatch_list(batch: int, *, after: tuple | None = None) -> tuple[list[tuple], tuple | None]:
+    """Up to `batch` PENDING payouts as (id, livemode), oldest first (after the (created_at, id) position `after`
+    when given), that this process has not queued a task for lately (pages on past the ones it has, so a long
+    backlog of them never hides a newer payout); and the position to go on from when the batch filled before the
+    PENDING payouts ran out (None when they did)."""
     now = time.monotonic()
     with _sent_lock:
         for payout_id in [key for key, when in _sent.items() if now - when > DISPATCH_MEMORY_SECONDS]:
             del _sent[payout_id]
         recent = set(_sent)
-    found, after = [], None
-    while len(found) < batch:
+    found = []
+    while True:
         queryset = Payout.objects.filter(status=PayoutStatus.PENDING).order_by("created_at", "pk")
         if after is not None:
-            queryset = queryset.filter(Q(created_at__gt=after[1]) | Q(created_at=after[1], pk__gt=after[0]))
-        rows = list(queryset.values_list("pk", "created_at", "livemode")[:batch])
-        found += [(payout_id, livemode) for payout_id, _, livemode in rows
-                  if str(payout_id) not in recent][:batch - len(found)]
+            queryset = queryset.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], pk__gt=after[1]))
+        rows = list(queryset.values_list("created_at", "pk", "livemode")[:batch])
+        for created_at, payout_id, livemode in rows:
+            if str(payout_id) in recent:
+                continue
+            found.append((payout_id, livemode))
+            if len(found) == batch:
+                return found, (created_at, payout_id)
         if len(rows) < batch:
-            return found
+            return found, None
         after = rows[-1][:2]
-    return found
 
 
 def dispatch_sent(payout_ids: list[str]) -> None:

@@ -305,6 +305,26 @@ def test_a_dispatch_skips_the_payouts_this_process_queued_lately_until_its_memor
 
 
 @pytest.mark.django_db
+def test_a_backlog_longer_than_one_dispatch_goes_on_in_the_next_until_none_is_left(tasks, monkeypatch):
+    """A worker back from an outage finds more PENDING payouts than one dispatch lists: each dispatch queues the next
+    one from where it stopped (in any process: the position travels in the message), and every payout gets one
+    task."""
+    monkeypatch.setattr(sending, "DISPATCH_BATCH", 3)
+    merchant = funded_merchant()
+    backlog = [str(payout_create(merchant, n).pk) for n in range(7)]
+    chained: list = []
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay", lambda **kwargs: chained.append(kwargs))
+
+    assert sending.payouts_dispatch() == 3
+    monkeypatch.setattr(worker, "_sent", {})  # the next one runs in another process: no memory of these
+    assert sending.payouts_dispatch(**chained[-1]) == 3
+    assert sending.payouts_dispatch(**chained[-1]) == 1
+    assert len(chained) == 2  # the third found the end: no fourth
+
+    assert [payout_id for task in tasks for payout_id in task] == backlog
+
+
+@pytest.mark.django_db
 def test_the_unfinished_payouts_of_a_task_are_those_the_orm_finds():
     """The statement written once per count of ids (a confirmation task's payouts) finds what the ORM's query finds:
     PENDING and PROCESSING payouts of those ids last changed before the time, whole rows."""
