@@ -3,6 +3,7 @@ database at scrape time, and the rail calls' outcomes and latency, counted where
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from django.db.models import Count
@@ -18,8 +19,16 @@ RAIL_CALL_SECONDS = histogram("pagamentos_rail_call_duration_seconds", "Time a r
 
 
 def rail_call_record(*, rail: str, operation: str, outcome: str, seconds: float) -> None:
-    RAIL_CALLS.labels(rail, operation, outcome).inc()
-    RAIL_CALL_SECONDS.labels(rail, operation).observe(seconds)
+    calls, durations = _rail_call_series(rail, operation, outcome)
+    calls.inc()
+    durations.observe(seconds)
+
+
+@functools.cache
+def _rail_call_series(rail: str, operation: str, outcome: str) -> tuple:
+    """The labelled series of one kind of call, looked up once (the client's lookup takes a lock and builds the
+    key on every call); there are a few dozen of them."""
+    return RAIL_CALLS.labels(rail, operation, outcome), RAIL_CALL_SECONDS.labels(rail, operation)
 
 
 def _by_status(model: type[Payin | Payout], name: str, documentation: str,

@@ -41,8 +41,9 @@ class PayinsApi(ApiView):
     def post(self, request: Request) -> Response:
         data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       today=dates.sao_paulo_today())
-        payin = payins.payin_create(merchant=request.auth.merchant, livemode=request.auth.livemode, data=data)
-        return Response(payin_serialize(payin), status=201)
+        _, body = payins.payin_create_answered(merchant=request.auth.merchant, livemode=request.auth.livemode,
+                                               data=data)
+        return Response(body, status=201)
 
     @extend_schema(
         operation_id="payin_list", summary="List charges, newest first",

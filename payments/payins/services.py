@@ -66,6 +66,12 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
     """Create a charge from `payments.payins.validation.payin_request_validate` output. PIX and BOLETO charges start
     PENDING; a card is authorized and captured by the rail within the request: PAID, FAILED, or PENDING when the
     rail did not answer (the reconciliation job settles it)."""
+    return payin_create_answered(merchant=merchant, livemode=livemode, data=data)[0]
+
+
+def payin_create_answered(*, merchant: Merchant, livemode: bool, data: dict) -> tuple[Payin, dict]:
+    """`payin_create`, and the charge as the API answers it (`payin_serialize`): for a PIX charge or a boleto, the
+    object its payin.created event carries, serialized once for both; for a card, as the rail left it."""
     method = data["payment_method"]
     rail = rails.for_mode(livemode)
     if method not in rail.payment_methods:  # never a simulated success in place of a rail that does not exist
@@ -80,15 +86,17 @@ def payin_create(*, merchant: Merchant, livemode: bool, data: dict) -> Payin:
         public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
     )
     if method == PaymentMethod.CREDIT_CARD:  # outside any transaction: card_charge commits before it calls the rail
-        return card_charge(payin, card=data["card"], rail=rail)
+        payin = card_charge(payin, card=data["card"], rail=rail)
+        return payin, payin_serialize(payin)
     if method == PaymentMethod.PIX:
-        return _pending_charge_create(payin, data=data, rail=rail, now=now)
+        return payin, _pending_charge_create(payin, data=data, rail=rail, now=now)
     with transaction.atomic():  # on SQLite the boleto number is the largest plus one: the write lock keeps it unique
-        return _pending_charge_create(payin, data=data, rail=rail, now=now)
+        return payin, _pending_charge_create(payin, data=data, rail=rail, now=now)
 
 
-def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: datetime) -> Payin:
-    """A PIX charge or a boleto, registered with the rail, then written with its payin.created event."""
+def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: datetime) -> dict:
+    """A PIX charge or a boleto, registered with the rail, then written with its payin.created event; the charge
+    serialized, as the event carries it."""
     if payin.payment_method == PaymentMethod.PIX:
         _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now, dynamic=rail.dynamic_pix)
     else:
@@ -109,9 +117,10 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
     except RailError as exc:
         raise RailUnavailable() from exc
     # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
-    event_record(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=payin_serialize(payin),
+    body = payin_serialize(payin)
+    event_record(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=body,
                  previous_status=None, webhook_url=payin.webhook_url or None, rows=(payin,))
-    return payin
+    return body
 
 
 def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime, dynamic: bool) -> None:
