@@ -89,7 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--worker-args", default="", help="extra options after `celery -A config worker`")
     parser.add_argument("--profile", metavar="PATH", help="run the worker under cProfile (solo pool), stats to PATH")
     parser.add_argument("--skip-paused", action="store_true", help="measure only with the worker running")
-    parser.add_argument("--rounds", type=int, default=2,
+    parser.add_argument("--rounds", type=lambda text: max(1, int(text)), default=2,
                         help="pairs of phases, alternating which goes first (running then paused, paused then "
                              "running…): a machine whose speed drifts during the run favours neither")
     parser.add_argument("--strict", action="store_true")

@@ -182,8 +182,10 @@ class Autovacuum:
     def _connect(database: str) -> psycopg.Connection:
         """A connection whose VACUUMs pace themselves as autovacuum's do (a manual VACUUM does not by default)."""
         conn = connect(database)
-        conn.execute("SELECT set_config('vacuum_cost_delay', current_setting('autovacuum_vacuum_cost_delay'), "
-                     "false), set_config('vacuum_cost_limit', CASE current_setting('autovacuum_vacuum_cost_limit') "
+        conn.execute("SELECT set_config('vacuum_cost_delay', CASE current_setting('autovacuum_vacuum_cost_delay') "
+                     "WHEN '-1' THEN current_setting('vacuum_cost_delay') "
+                     "ELSE current_setting('autovacuum_vacuum_cost_delay') END, false), "
+                     "set_config('vacuum_cost_limit', CASE current_setting('autovacuum_vacuum_cost_limit') "
                      "WHEN '-1' THEN current_setting('vacuum_cost_limit') "
                      "ELSE current_setting('autovacuum_vacuum_cost_limit') END, false)")
         return conn

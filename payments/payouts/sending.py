@@ -37,16 +37,26 @@ def payouts_dispatch(*, after: list | None = None) -> int:
     is already queued gets none from the process that queued it (payouts.worker.dispatch_list), and at most one more
     from another worker; the second finds it no longer PENDING and does nothing. A backlog longer than
     DISPATCH_BATCH (a worker that was down) goes on in another dispatch, queued after these tasks, from the last
-    payout listed (`after`: its creation time and id), until no PENDING payout is left."""
+    payout listed (`after`: its creation time and id), until no PENDING payout is left. One such chain at a time
+    (CHAIN_FLAG): a dispatch set off by a new payout while a chain drains the backlog lists its first DISPATCH_BATCH
+    and leaves the rest to the chain, as every dispatch did before chains."""
     shared_cache.flag_clear(DISPATCH_FLAG)
     position = None if after is None else (datetime.fromisoformat(after[0]), uuid.UUID(after[1]))
     pending, more = dispatch_list(DISPATCH_BATCH, after=position)
     for batch in _batches([(str(payout_id), livemode) for payout_id, livemode in pending]):
         task_enqueue("payments.payouts.tasks.payouts_process", payout_ids=batch)
         dispatch_sent(batch)
-    if more is not None:
+    if more is None:
+        if after is not None:  # the end of the chain
+            shared_cache.flag_clear(CHAIN_FLAG)
+    elif after is not None or shared_cache.flag_set(CHAIN_FLAG, seconds=CHAIN_FLAG_SECONDS):
         task_enqueue("payments.payouts.tasks.payouts_dispatch", after=[more[0].isoformat(), str(more[1])])
     return len(pending)
+
+
+# Set while a chain of dispatches drains a backlog; if its next message is lost, another chain may start after this.
+CHAIN_FLAG = "payouts:dispatch:chain"
+CHAIN_FLAG_SECONDS = 300
 
 
 def _batches(payouts: list[tuple]) -> list[list]:

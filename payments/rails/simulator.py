@@ -119,6 +119,8 @@ class SimulatorRail:
     def payouts_send(self, *, orders: list[dict]) -> list[OperationStatus]:
         """Each order recorded under its key, all in one statement (a key sent before is counted, not recorded
         again: its first call is what the network saw), and answered from the rows it leaves: no second read."""
+        if not orders:
+            return []
         recorded = {operation.key: operation
                     for operation in _records_or_repeats([self._payout_operation(**order) for order in orders])}
         keys = [order["key"] for order in orders]
@@ -141,6 +143,8 @@ class SimulatorRail:
         return self.payouts_status(keys=[key])[0]
 
     def payouts_status(self, *, keys: list[str]) -> list[OperationStatus]:
+        if not keys:
+            return []
         return [OperationStatus(status="NOT_FOUND") if answer is None else answer
                 for answer in _statuses(keys, "payout")]
 
@@ -246,8 +250,9 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
     """Each operation recorded if its idempotency key is new, else the one already done under it, its repeated call
     counted: one statement for all of them (a multi-row INSERT … ON CONFLICT), atomic by itself, the key's uniqueness
     settling a race inside it. The rows as the statement left them, in no set order; a key given twice in one call is
-    one call."""
-    operations = list({operation.key: operation for operation in reversed(operations)}.values())[::-1]
+    one call. Rows go in the keys' order, so two calls sharing keys take their locks in one order."""
+    operations = sorted({operation.key: operation for operation in reversed(operations)}.values(),
+                        key=lambda operation: operation.key)
     sql, _ = inserts.one_row(operations[0])
     values = sql[sql.index(" VALUES ") + len(" VALUES "):]
     sql += (", " + values) * (len(operations) - 1) + _statements()["or_repeat"]
@@ -257,17 +262,29 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
 
 def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
     """What each operation answers now. A PENDING refund or payout succeeds by itself SIMULATOR_AUTO_CONFIRM_SECONDS
-    after it was sent: the due ones are confirmed together (one UPDATE) and answer SUCCEEDED."""
+    after it was sent: the due ones are confirmed together (one UPDATE) and answer SUCCEEDED; one that another call
+    changed meanwhile (a sandbox action failing or returning it) is read again and answers as it now is."""
     now = timezone.now()
     due_by = now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)
-    due = {operation.key for operation in operations
-           if operation.status == "PENDING" and operation.created_at <= due_by}
+    due = [operation for operation in operations if operation.status == "PENDING" and operation.created_at <= due_by]
+    confirmed: set[str] = set()
     if due:
         with connection.cursor() as cursor:
             cursor.execute(_keys_in("confirm", len(due)), [
-                "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), *due, "PENDING"])
-    return [OperationStatus(status="SUCCEEDED") if operation.key in due
-            else OperationStatus(status=operation.status, failure_code=operation.outcome) for operation in operations]
+                "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection),
+                *(operation.key for operation in due), "PENDING"])
+            confirmed = {key for (key,) in cursor.fetchall()}
+    changed = {operation.key: operation for operation in due if operation.key not in confirmed}
+    if changed:
+        kind = next(iter(changed.values())).kind  # one call's operations are of one kind
+        changed = {operation.key: operation for operation in inserts.returned_all(
+            SimulatorOperation, _keys_in("get", len(changed)), [*changed, kind])}
+    answers = []
+    for operation in operations:
+        operation = changed.get(operation.key, operation)
+        answers.append(OperationStatus(status="SUCCEEDED") if operation.key in confirmed
+                       else OperationStatus(status=operation.status, failure_code=operation.outcome))
+    return answers
 
 
 def _statuses(keys: list[str], kind: str) -> list[OperationStatus | None]:
@@ -315,7 +332,7 @@ def _statements() -> dict[str, str]:
         "get": f"SELECT {columns} FROM {table} WHERE {key} IN ({{keys}}) AND {kind} = %s",  # noqa: S608
         "repeat": f"UPDATE {table} SET {calls} = {calls} + 1 WHERE {key} = %s RETURNING {columns}",  # noqa: S608
         "confirm": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608
-                   f"WHERE {key} IN ({{keys}}) AND {status} = %s",
+                   f"WHERE {key} IN ({{keys}}) AND {status} = %s RETURNING {key}",
         # The same, for operations of a kind, only once they are due (created at or before the last value),
         # answering the rows it confirmed.
         "confirm_due": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608

@@ -94,7 +94,7 @@ def test_a_batch_of_two_merchants_payouts_ends_each_as_a_batch_of_one_would(djan
 @pytest.mark.django_db
 def test_a_batchs_statements_do_not_grow_with_its_size():
     """What the worker writes for a batch of 1 and of 12 payouts of one merchant: the same statements, the
-    simulator's own books (two a payout: the send and its confirmation) aside."""
+    simulator's own books (two a batch: the sends and their confirmation) aside."""
     merchant = funded_merchant()
 
     def statements(size: int) -> list[str]:
@@ -163,8 +163,16 @@ def test_a_batch_never_sends_when_the_reconciliation_job_could_send_too(settings
     assert INBOUND_RECONCILE_AFTER >= sending.RECONCILE_AFTER
 
 
+@pytest.fixture(params=["together", "one call each"])
+def rail_calls(request, monkeypatch) -> str:
+    """The simulator taking a batch's payouts in one call (its own way), or one call each (a rail such as Efí's)."""
+    if request.param == "one call each":
+        monkeypatch.setattr(rails.for_mode(False), "payouts_together", False)
+    return request.param
+
+
 @pytest.mark.django_db
-def test_the_payouts_a_batch_could_not_send_in_its_window_are_sent_once_by_the_job(monkeypatch):
+def test_the_payouts_a_batch_could_not_send_in_its_window_are_sent_once_by_the_job(monkeypatch, rail_calls):
     merchant = funded_merchant()
     ids = [payout_create(merchant, n).pk for n in range(3)]
     monkeypatch.setattr(sending, "SEND_WINDOW_SECONDS", -1.0)  # a rail so slow the window closed before the first
@@ -249,7 +257,7 @@ def test_a_batch_is_sent_together_in_one_statement_of_the_simulators_books():
 
 
 @pytest.mark.django_db
-def test_of_two_reconciliation_runs_that_read_an_unsent_payout_one_sends_it(monkeypatch):
+def test_of_two_reconciliation_runs_that_read_an_unsent_payout_one_sends_it(monkeypatch, rail_calls):
     merchant = funded_merchant()
     payout_id = payout_create(merchant, 0).pk
     monkeypatch.setattr(sending, "SEND_WINDOW_SECONDS", -1.0)
@@ -322,6 +330,27 @@ def test_a_backlog_longer_than_one_dispatch_goes_on_in_the_next_until_none_is_le
     assert len(chained) == 2  # the third found the end: no fourth
 
     assert [payout_id for task in tasks for payout_id in task] == backlog
+
+
+@pytest.mark.django_db
+def test_a_dispatch_set_off_while_a_chain_drains_the_backlog_starts_no_second_chain(tasks, monkeypatch):
+    monkeypatch.setattr(sending, "DISPATCH_BATCH", 2)
+    merchant = funded_merchant()
+    backlog = [str(payout_create(merchant, n).pk) for n in range(5)]
+    chained: list = []
+    monkeypatch.setattr(payout_tasks.payouts_dispatch, "delay", lambda **kwargs: chained.append(kwargs))
+
+    assert sending.payouts_dispatch() == 2  # the chain starts
+    monkeypatch.setattr(worker, "_sent", {})  # a new payout's dispatch, in a process that queued none of them
+    assert sending.payouts_dispatch() == 2
+    assert len(chained) == 1  # the chain's own next step only
+    while len(chained) < 3 and sending.payouts_dispatch(**chained[-1]) == 2:
+        pass
+    assert len(chained) == 2  # the chain went on once more and ended at the backlog's end
+
+    monkeypatch.setattr(worker, "_sent", {})
+    assert sending.payouts_dispatch() == 2 and len(chained) == 3  # ended: a later backlog may chain again
+    assert {payout_id for task in tasks for payout_id in task} == set(backlog)
 
 
 @pytest.mark.django_db

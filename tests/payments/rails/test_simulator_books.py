@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from payments.models import SimulatorOperation
+from payments.rails import simulator
 from payments.rails.base import OperationStatus
 from payments.rails.simulator import rail
 
@@ -102,3 +103,17 @@ def test_a_due_payout_sent_together_is_confirmed_by_the_send(settings):
         {"key": key, "livemode": False, "amount": 5, "pix_key": "ana@example.com", "pix_key_type": "EMAIL",
          "end_to_end_id": "E" + key} for key in ("a", "b")]) == [OperationStatus(status="SUCCEEDED")] * 2
     assert [row[3] for row in books()] == ["SUCCEEDED", "SUCCEEDED"]
+
+
+def test_a_due_payout_another_call_changed_meanwhile_answers_as_it_now_is(settings):
+    """The confirmation of a due PENDING payout races a sandbox action failing it: the answer is what the books hold,
+    never SUCCEEDED for a payout the network refused."""
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 60
+    send("p1")
+    send("p2")
+    read = list(SimulatorOperation.objects.filter(key__in=["p1", "p2"]).order_by("key"))
+    SimulatorOperation.objects.filter(key="p1").update(status="FAILED", outcome="rejected_by_bank")
+    settings.SIMULATOR_AUTO_CONFIRM_SECONDS = 0  # both due now; p1 is no longer PENDING in the books
+    assert simulator._answers(read) == [OperationStatus(status="FAILED", failure_code="rejected_by_bank"),
+                                        OperationStatus(status="SUCCEEDED")]
+    assert [row[3] for row in books()] == ["FAILED", "SUCCEEDED"]
