@@ -138,10 +138,12 @@ def _params(obj: Model) -> list:
     return values
 
 
-def one_row(obj: Model) -> tuple[str, list]:
-    """The INSERT of one new instance and its values, for a caller that extends the statement (an ON CONFLICT
-    clause, RETURNING) and runs it itself."""
-    return _statement(type(obj))[0], _params(obj)
+def rows_statement(objs: list[Model]) -> tuple[str, list]:
+    """The INSERT of new instances of one model (one VALUES tuple each, in their order) and its values, for
+    `insert` and for a caller that extends the statement (an ON CONFLICT clause, RETURNING) and runs it itself."""
+    sql = _statement(type(objs[0]))[0]
+    values = sql[sql.index(" VALUES ") + len(" VALUES "):]
+    return sql + (", " + values) * (len(objs) - 1), [value for obj in objs for value in _params(obj)]
 
 
 def execute(sql: str, params: list, *, fetch: bool | str = False) -> tuple | list | None:
@@ -266,12 +268,8 @@ def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[
     statements = list(before)
     # Rows of one model that follow each other go in one INSERT, in order: the statements of a WITH clause run in no
     # set order, and auto-increment ids must follow the order given (ledger entries are read back in id order).
-    for model, group in itertools.groupby(objs, key=type):
-        group = list(group)
-        sql = _statement(model)[0]
-        values = sql[sql.index(" VALUES ") + len(" VALUES "):]
-        statements.append((sql + (", " + values) * (len(group) - 1),
-                           [value for obj in group for value in _params(obj)]))
+    for _, group in itertools.groupby(objs, key=type):
+        statements.append(rows_statement(list(group)))
     if then is not None:
         statements.append(then)
     row = None

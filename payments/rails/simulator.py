@@ -253,11 +253,8 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
     one call. Rows go in the keys' order, so two calls sharing keys take their locks in one order."""
     operations = sorted({operation.key: operation for operation in reversed(operations)}.values(),
                         key=lambda operation: operation.key)
-    sql, _ = inserts.one_row(operations[0])
-    values = sql[sql.index(" VALUES ") + len(" VALUES "):]
-    sql += (", " + values) * (len(operations) - 1) + _statements()["or_repeat"]
-    return inserts.returned_all(SimulatorOperation, sql, [
-        value for operation in operations for value in inserts.one_row(operation)[1]])
+    sql, params = inserts.rows_statement(operations)
+    return inserts.returned_all(SimulatorOperation, sql + _statements()["or_repeat"], params)
 
 
 def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
