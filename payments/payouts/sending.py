@@ -92,14 +92,13 @@ def payouts_process(*, payout_ids: list) -> None:
     started = payouts_start(payout_ids=payout_ids)
     deadline = time.monotonic() + SEND_WINDOW_SECONDS
     answers = []
-    for livemode in sorted({payout.livemode for payout in started}):  # a task's payouts are of one mode (_batches)
-        payouts = [payout for payout in started if payout.livemode == livemode]
-        if rails.for_mode(livemode).payouts_together:
+    for rail, payouts in _by_rail(started):  # a task's payouts are of one mode (_batches)
+        if rail.payouts_together:
             if time.monotonic() > deadline:
                 logger.warning("payments.payout_send_window_passed",
                                extra={"payout_ids": [str(payout.id) for payout in payouts]})
             else:
-                answers += _send_together(payouts)
+                answers += _send_together(rail, payouts)
             continue
         for payout in payouts:
             if time.monotonic() > deadline:
@@ -109,6 +108,12 @@ def payouts_process(*, payout_ids: list) -> None:
             if answer is not None:
                 answers.append((payout, answer))
     _record(answers)
+
+
+def _by_rail(payouts: list[Payout]) -> list[tuple[rails.Rail, list[Payout]]]:
+    """The payouts by mode, in their order, each mode's with its rail."""
+    return [(rails.for_mode(livemode), [payout for payout in payouts if payout.livemode == livemode])
+            for livemode in sorted({payout.livemode for payout in payouts})]
 
 
 def _order(payout: Payout) -> dict:
@@ -131,14 +136,11 @@ def _send(payout: Payout) -> OperationStatus | None:
     return None
 
 
-def _send_together(payouts: list[Payout]) -> list[tuple[Payout, OperationStatus]]:
-    """The payouts (of one mode) sent in one call and its answers; none when the call fails, since then none of
-    them is known: the reconciliation job asks the rail about each."""
-    if not payouts:
-        return []
+def _send_together(rail: rails.Rail, payouts: list[Payout]) -> list[tuple[Payout, OperationStatus]]:
+    """The payouts (of the rail's mode) sent in one call and its answers; none when the call fails, since then none
+    of them is known: the reconciliation job asks the rail about each."""
     try:
-        return list(zip(payouts, rails.for_mode(payouts[0].livemode).payouts_send(
-            orders=[_order(payout) for payout in payouts]), strict=True))
+        return list(zip(payouts, rail.payouts_send(orders=[_order(payout) for payout in payouts]), strict=True))
     except RailError:
         logger.warning("payments.payout_rail_error", extra={"payout_ids": [str(payout.id) for payout in payouts]})
     except Exception:
@@ -150,9 +152,7 @@ def _statuses(payouts: list[Payout]) -> list[tuple[Payout, OperationStatus]]:
     """The rail's answer about each payout it answered for (`payout_status`; one call for all on a rail that takes
     them together): one it does not answer for is left out and asked again by a later run."""
     answered = []
-    for livemode in sorted({payout.livemode for payout in payouts}):
-        rail = rails.for_mode(livemode)
-        of_mode = [payout for payout in payouts if payout.livemode == livemode]
+    for rail, of_mode in _by_rail(payouts):
         if rail.payouts_together:  # a batch's worth of keys per call
             for start in range(0, len(of_mode), rail.payout_batch):
                 chunk = of_mode[start:start + rail.payout_batch]
