@@ -305,14 +305,25 @@ def path_uuid(value: str, what: str) -> uuid.UUID:
         raise NotFound(f"No such {what}") from exc
 
 
+# Two- and three-digit fields as strings: a timestamp is put together from them.
+_TWO_DIGITS = tuple(f"{number:02d}" for number in range(100))
+_THREE_DIGITS = tuple(f"{number:03d}" for number in range(1000))
+
+
 def timestamp(value: datetime | None) -> str | None:
-    """ISO 8601 in UTC with milliseconds and Z, as every API timestamp is written: 2026-11-20T21:39:00.123Z."""
+    """ISO 8601 in UTC with milliseconds and Z, as every API timestamp is written: 2026-11-20T21:39:00.123Z.
+
+    Put together from the fields, which costs a third of `isoformat(timespec="milliseconds")` (a list page writes 80
+    of these; `tests/config/test_timestamp.py` holds the two equal). A year before 1000 is written by strftime, as
+    it always was (unpadded)."""
     if value is None:
         return None
-    value = value.astimezone(UTC)
-    if value.year >= 1000:  # isoformat, a third cheaper (a list page writes 80 of these), pads a year to 4 digits
-        return value.isoformat(timespec="milliseconds")[:-6] + "Z"
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    if value.year < 1000:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    return (f"{value.year}-{_TWO_DIGITS[value.month]}-{_TWO_DIGITS[value.day]}T{_TWO_DIGITS[value.hour]}:"
+            f"{_TWO_DIGITS[value.minute]}:{_TWO_DIGITS[value.second]}.{_THREE_DIGITS[value.microsecond // 1000]}Z")
 
 
 # --- Base view -------------------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ same rows, JSON with integers beyond 64 bits included.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,8 +14,11 @@ import orjson
 from django.db.models import JSONField
 from psycopg.types.datetime import TimestamptzLoader  # psycopg swaps in its C twin when it registers it
 
-# Every integer orjson would read as a float (beyond 64 bits) has 19 digits or more in a row.
-_LONG_NUMBER = re.compile(r"\d{19}")
+# Every integer orjson would read as a float (beyond 64 bits) has 19 ASCII digits or more in a row. A text's UTF-8
+# bytes translated through _DIGITS (b"1" for an ASCII digit, b"0" for any other byte) hold _LONG_RUN where it has
+# such a run: found by C loops, where a regular expression's search cost four times the JSON's decoding.
+_DIGITS = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
+_LONG_RUN = b"1" * 19
 
 
 def compiled_timestamps(cursor: Any) -> None:
@@ -30,7 +32,7 @@ def json_value(value: Any, expression: Any, connection: Any) -> Any:
     """JSONField.from_db_value (no custom decoder) by orjson, about five times faster than the standard library. orjson
     reads an integer beyond 64 bits as a float where json keeps an int, and refuses what json takes (NaN, a lone
     surrogate): text that might hold either, and anything not a string, is read by Django's own."""
-    if type(value) is str and _LONG_NUMBER.search(value) is None:
+    if type(value) is str and _LONG_RUN not in value.encode("utf-8", "surrogatepass").translate(_DIGITS):
         try:
             return orjson.loads(value)
         except orjson.JSONDecodeError:

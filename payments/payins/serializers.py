@@ -19,8 +19,9 @@ REFUND_COLUMNS = ("id", "payin_id", "amount", "status", "reason", "failure_code"
 
 
 def payin_serialize(payin: Payin) -> dict:
+    payin_id = str(payin.id)
     body = {
-        "id": str(payin.id),
+        "id": payin_id,
         "status": payin.status,
         "amount": payin.amount,
         "fee": payin.fee,
@@ -43,7 +44,7 @@ def payin_serialize(payin: Payin) -> dict:
     }
     if payin.payment_method == PaymentMethod.PIX:
         body["pix"] = {"qrcode": payin.pix_payload, "expiration": timestamp(payin.pix_expires_at),
-                       "txid": payin.pix_txid, "qrcodeImageUrl": qrcode_image_url(payin)}
+                       "txid": payin.pix_txid, "qrcodeImageUrl": qrcode_image_url(payin, payin_id)}
     elif payin.payment_method == PaymentMethod.BOLETO:
         body["boleto"] = {"barcode": payin.boleto_barcode, "digitableLine": payin.boleto_digitable_line,
                           "dueDate": payin.boleto_due_date.isoformat(), "url": boleto_url(payin),
