@@ -14,3 +14,13 @@ worker_class = "sync"
 # The cores this process may run on (a cpuset or taskset narrows them; a container's CPU quota does not show here:
 # set WEB_CONCURRENCY there).
 workers = int(os.environ.get("WEB_CONCURRENCY") or len(os.sched_getaffinity(0)) + 1)
+
+
+def post_worker_init(worker) -> None:
+    """Once the worker has loaded the application, its objects (modules, settings, models, URL patterns: some
+    125,000) leave the garbage collector's view for good (`gc.freeze`): they live as long as the process, and a full
+    collection walked them all, a 59-69 ms pause of the request it fell on, about once in 6,000 requests; after the
+    freeze one walks what requests left behind, about 7 ms (README, "Performance")."""
+    import gc
+
+    gc.freeze()

@@ -15,16 +15,20 @@ defaults), and no signals are sent: an auto-increment primary key is left to the
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import re
 import uuid
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.postgresql.base import CursorMixin
-from django.db.models import DEFERRED, Model
+from django.db.models import Model
+from django.db.models.base import ModelState
 from django.db.models.fields import AutoFieldMixin
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
 from psycopg import RawCursor
 
@@ -42,42 +46,69 @@ _PLAIN_TYPES: dict[type, type] = {
 }
 
 
+class _Plan(NamedTuple):
+    """How `new` builds a model's instances, derived from its fields' declarations."""
+
+    template: dict  # "_state", then each concrete field's attname: its default where that is one constant value
+    computed: tuple  # (attname, name of the related object or None, default) for defaults made anew on each call
+    related: dict  # name of a many-to-one related object: its attname
+    names: frozenset  # the keywords `new` builds itself: attnames and related objects' names
+
+
+# The class attributes through which Django's __init__ writes a field's attname into the instance's __dict__: a plain
+# DeferredAttribute (no __set__), or a foreign key's, whose __set__ only clears a related object cached under another
+# value (a new instance caches none) before writing the __dict__.
+_DICT_WRITTEN = (DeferredAttribute, ForeignKeyDeferredAttribute)
+
+
 @functools.cache
-def _construction(model: type[Model]) -> tuple[tuple, frozenset] | None:
-    """For `new`: each concrete field's (attname, name of the related object or None, field), and the names a
-    keyword may take; None when the model's instances are set up by signal receivers (`new` then calls Django)."""
+def _construction(model: type[Model]) -> _Plan | None:
+    """For `new`; None when instances are set up by init signal receivers or a field's attribute is another
+    descriptor (a file's, say): `new` then calls Django."""
     if pre_init.has_listeners(model) or post_init.has_listeners(model):
         return None
-    plan = tuple((field.attname, field.name if field.is_relation and field.many_to_one else None, field)
-                 for field in model._meta.concrete_fields)
-    return plan, frozenset({attname for attname, _, _ in plan} | {name for _, name, _ in plan if name})
+    template: dict = {"_state": None}
+    computed, related = [], {}
+    for field in model._meta.concrete_fields:
+        if type(inspect.getattr_static(model, field.attname, None)) not in _DICT_WRITTEN:
+            return None
+        name = field.name if field.is_relation and field.many_to_one else None
+        if name is not None:
+            related[name] = field.attname
+        if field.generated:  # never set on a new instance
+            continue
+        # Django's get_default() returns the same value on every call unless the default is a callable or a
+        # database default (a new expression each time): those are called for each instance, the rest kept.
+        if field.has_db_default() or (field.has_default() and callable(field.default)):
+            template[field.attname] = None  # its place in the instance's attributes, as Django sets them in order
+            computed.append((field.attname, name, field.get_default))
+        else:
+            template[field.attname] = field.get_default()
+    return _Plan(template, tuple(computed), related, frozenset(template.keys() - {"_state"} | related.keys()))
 
 
 def new(model: type[M], **values: Any) -> M:
-    """`model(**values)` for values given by field name (or a foreign key's attname), built through Django's
-    positional path, the one querysets use for rows: on a charge, a third of the keyword path's cost. Each field
-    gets its value or, when none is given, `field.get_default()`, as Django's keyword path gives it; a related object
-    is set through its descriptor (which type-checks and caches it) after the fields, as Django sets it. Anything
-    else (a property's name, a model whose instances have init signal receivers) goes to Django's own `model()`.
-    `tests/test_inserts.py` holds instances made both ways to the same state."""
-    construction = _construction(model)
-    if construction is None or not construction[1].issuperset(values):
+    """`model(**values)` for values given by field name (or a foreign key's attname), built from the model's declared
+    fields (`_construction`) rather than through `Model.__init__`: on a charge, a fifth of Django's positional path's
+    cost. Each field gets its value or, when none is given, its default, as Django's keyword path gives it; a related
+    object is set through its descriptor (which type-checks and caches it) after the fields, as Django sets it.
+    Anything else (a property's name, both an object and its id, a model whose instances have init signal receivers)
+    goes to Django's own `model()`. `tests/test_inserts.py` holds instances made both ways to the same state."""
+    plan = _construction(model)
+    if plan is None or not plan.names.issuperset(values):
         return model(**values)
-    args, related = [], []
-    for attname, name, field in construction[0]:
-        if attname in values:
-            if name is not None and name in values:  # both the object and its id: Django sets one after the other
-                return model(**values)
-            args.append(values[attname])
-        elif name is not None and name in values:
-            args.append(DEFERRED)
-            related.append((name, values[name]))
-        elif field.generated:
-            args.append(DEFERRED)
-        else:
-            args.append(field.get_default())
-    instance = model(*args)
-    for name, obj in related:
+    objects = [(name, values[name]) for name in plan.related.keys() & values.keys()]
+    attributes = {**plan.template, **values, "_state": ModelState()}
+    for name, _ in objects:
+        if plan.related[name] in values:  # both the object and its id: Django sets one after the other
+            return model(**values)
+        del attributes[name]
+    for attname, name, default in plan.computed:
+        if attname not in values and name not in values:
+            attributes[attname] = default()
+    instance = model.__new__(model)
+    instance.__dict__.update(attributes)
+    for name, obj in objects:
         setattr(instance, name, obj)
     return instance
 

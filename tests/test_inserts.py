@@ -229,6 +229,20 @@ def test_new_refuses_or_hands_to_django_what_it_does_not_build(merchant):
         inserts.new(Payin, merchant=event(merchant), amount=1)
 
 
+def test_new_builds_from_the_declared_fields_only_what_django_would_write_the_same_way(merchant):
+    from accounts.models import KycSubmission
+    from payments.models import Payin
+
+    # A field whose attribute is another descriptor (a file's) is written by that descriptor: Django builds those.
+    assert inserts._construction(KycSubmission) is None
+    # Defaults made anew on each call (a UUID, a dict) are never shared between instances; constant ones are kept.
+    first, second = inserts.new(Payin, amount=1), inserts.new(Payin, amount=1)
+    assert first.id != second.id and first.metadata == second.metadata == {} and first.metadata is not second.metadata
+    djangos = Payin()
+    assert (first.status, first.refunded_amount, first.pix_txid, first.description) == (
+        djangos.status, djangos.refunded_amount, djangos.pix_txid, djangos.description)
+
+
 def _returning_all(model) -> str:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(field.column) for field in model._meta.concrete_fields)

@@ -4,6 +4,7 @@ Both carry two check digits computed mod 11. For the alphanumeric CNPJ each char
 minus 48 (so '0'..'9' are 0..9 and 'A'..'Z' are 17..42); the check digits themselves are always numeric.
 """
 
+import operator
 import re
 import string
 
@@ -20,22 +21,28 @@ def normalize(value: str) -> str:
     return value.translate(_STRIP)
 
 
+_CPF_WEIGHTS = (tuple(range(10, 1, -1)), tuple(range(11, 1, -1)))
+_CNPJ_WEIGHTS = ((5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2), (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2))
+
+
 def cpf_check_digits(base: str) -> str:
-    values = [int(c) for c in base]
-    first = _mod11(values, list(range(10, 1, -1)))
-    second = _mod11([*values, first], list(range(11, 1, -1)))
-    return f"{first}{second}"
+    return _check_digits([int(c) for c in base], _CPF_WEIGHTS)
 
 
 def cnpj_check_digits(base: str) -> str:
-    values = [ord(c) - 48 for c in base]
-    first = _mod11(values, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2])
-    second = _mod11([*values, first], [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2])
-    return f"{first}{second}"
+    return _check_digits([ord(c) - 48 for c in base], _CNPJ_WEIGHTS)
 
 
-def _mod11(values: list[int], weights: list[int]) -> int:
-    remainder = sum(v * w for v, w in zip(values, weights, strict=True)) % 11
+def _check_digits(values: list[int], weights: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
+    """The two mod-11 check digits: the second weighs the first too."""
+    first = _mod11(values, weights[0])
+    return f"{first}{_mod11([*values, first], weights[1])}"
+
+
+def _mod11(values: list[int], weights: tuple[int, ...]) -> int:
+    if len(values) != len(weights):
+        raise ValueError(f"{len(values)} characters where the check digits weigh {len(weights)}")
+    remainder = sum(map(operator.mul, values, weights)) % 11
     return 0 if remainder < 2 else 11 - remainder
 
 

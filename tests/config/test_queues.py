@@ -23,3 +23,17 @@ def test_webhook_tasks_have_their_queue_and_money_tasks_the_default_one():
 
 def test_a_worker_without_q_consumes_both_queues():
     assert sorted(queue.name for queue in app.conf.task_queues) == ["celery", "webhooks"]
+
+
+def test_a_ready_worker_freezes_what_starting_it_made():
+    """Its objects leave the garbage collector's view (config.celery._gc_freeze), as a web worker's do."""
+    import gc
+
+    from config.celery import _gc_freeze
+
+    before = gc.get_freeze_count()
+    try:
+        _gc_freeze()
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()

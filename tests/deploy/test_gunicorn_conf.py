@@ -33,3 +33,15 @@ def test_sync_workers_one_more_than_the_cores_unless_web_concurrency_says(monkey
     config = loaded(monkeypatch, concurrency)
 
     assert (config.worker_class_str, config.workers) == ("sync", workers)
+
+
+def test_a_worker_freezes_what_loading_the_application_made(monkeypatch):
+    import gc
+
+    config = loaded(monkeypatch, None)
+    before = gc.get_freeze_count()
+    try:
+        config.post_worker_init(None)
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
