@@ -21,6 +21,7 @@ from typing import Any
 
 import requests
 
+from config.api import timestamp
 from payments.rails.base import RailError, RailRefused, RailTimeout
 
 logger = logging.getLogger(__name__)
@@ -44,10 +45,6 @@ def amount_parse(value: str) -> int:
     if match is None:
         raise ValueError(f"not an API Pix amount: {value!r}")
     return int(match[1]) * 100 + int(match[2])
-
-
-def timestamp_format(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 class ApiPixClient:
@@ -189,7 +186,7 @@ class ApiPixClient:
         page = 0
         while True:
             answer = self.call("GET", path, params={
-                "inicio": timestamp_format(start), "fim": timestamp_format(end),
+                "inicio": timestamp(start), "fim": timestamp(end),
                 "paginacao.paginaAtual": page, "paginacao.itensPorPagina": page_size}) or {}
             yield from answer.get(items) or []
             pages = ((answer.get("parametros") or {}).get("paginacao") or {}).get("quantidadeDePaginas", 0)
