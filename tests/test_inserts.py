@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import date
 from types import SimpleNamespace
 
 import pytest
@@ -285,3 +286,50 @@ def test_returned_sets_the_columns_after_the_models_as_a_raw_query_sets_its_anno
     djangos = sorted(Event.objects.raw(sql, pks), key=lambda e: e.created_at)
     assert [_instance_state(e) for e in mine] == [_instance_state(e) for e in djangos]
     assert [(e.pk, e.answer) for e in mine] == [(first.pk, 42), (second.pk, 42)]
+
+
+def test_returned_rows_of_the_workers_models_are_the_instances_a_raw_query_makes(merchant):
+    """Built from the declarations (`inserts._loader`): a payout (a foreign key, a date, datetimes, JSON; a failed
+    one, outside the day's total) and the simulator's books, the same attributes and state as Django's `from_db`
+    gives, with nothing cached."""
+    from payments.models import Payout, SimulatorOperation
+
+    payout = Payout(merchant=merchant, livemode=False, amount=100, fee=5, pix_key="a@b.co",
+                    pix_key_normalized="a@b.co", pix_key_type="EMAIL", reference_id="p-1", external_id="E1",
+                    status="FAILED", metadata={"order": [1, "é"]}, local_date=date(2026, 11, 29))
+    operation = SimulatorOperation(key=str(uuid.uuid4()), livemode=False, kind="payout", amount=100, status="PENDING")
+    inserts.insert(payout, operation)
+    for model, pk in ((Payout, payout.pk), (SimulatorOperation, operation.pk)):
+        assert inserts._loader(model, connection.alias).__name__ == "make"  # not Django's from_db
+        sql = _returning_all(model)
+        value = model._meta.pk.get_db_prep_value(pk, connection)
+        mine = inserts.returned(model, sql, [value])
+        djangos = next(iter(model.objects.raw(sql, [value])))
+        assert _instance_state(mine) == _instance_state(djangos), model.__name__
+        assert list(vars(mine)) == list(vars(djangos))  # the attributes in Django's order too
+        assert mine._state.fields_cache == {}
+    value = Payout._meta.pk.get_db_prep_value(payout.pk, connection)
+    assert inserts.returned(Payout, _returning_all(Payout), [value]).merchant == merchant  # read on access
+
+
+def test_returned_rows_of_a_model_with_init_receivers_are_made_by_django(merchant):
+    from django.db.models.signals import post_init
+
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance.pk)
+
+    stored = event(merchant)
+    inserts.insert(stored)
+    post_init.connect(receiver, sender=Event)
+    inserts._construction.cache_clear()
+    inserts._loader.cache_clear()
+    try:
+        found = inserts.returned(Event, _returning_all(Event), [Event._meta.pk.get_db_prep_value(stored.pk,
+                                                                                                 connection)])
+    finally:
+        post_init.disconnect(receiver, sender=Event)
+        inserts._construction.cache_clear()
+        inserts._loader.cache_clear()
+    assert seen == [stored.pk] and found.pk == stored.pk and not found._state.adding

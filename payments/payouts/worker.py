@@ -47,8 +47,10 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
     """Move the payouts to `to` whose status is one of `sources` (setting `updated_at` and `changes`), inside the
     caller's transaction: those rows as they now are, locked until the caller commits (in id order, so that two
     callers with overlapping lists never wait on each other in a cycle), in no set order; the others are left out.
-    Each one's `merchant` is the merchant's id alone: any other field is read on access. `enabled_endpoints`: the
-    merchant's enabled endpoints of the mode, as the statement saw them on PostgreSQL (one more query elsewhere)."""
+    Each one's `merchant` is the merchant's id alone, one instance for the payouts of a merchant, cached as the
+    related object is (the row's own `merchant_id` is its id already): any other field is read on access.
+    `enabled_endpoints`: the merchant's enabled endpoints of the mode, as the statement saw them on PostgreSQL (one
+    more query elsewhere)."""
     meta = Payout._meta
     values = {"status": to, "updated_at": now or timezone.now(), **changes}
     params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
@@ -61,8 +63,12 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
         for endpoint in WebhookEndpoint.objects.filter(
                 merchant_id__in={payout.merchant_id for payout in payouts}, enabled=True).order_by("pk"):
             found.setdefault((endpoint.merchant_id, endpoint.livemode), []).append(endpoint)
+    merchants: dict = {}  # one instance per merchant, shared by its payouts
     for payout in payouts:
-        payout.merchant = Merchant.from_db(connection.alias, ["id"], [payout.merchant_id])
+        merchant = merchants.get(payout.merchant_id)
+        if merchant is None:
+            merchant = merchants[payout.merchant_id] = Merchant.from_db(connection.alias, ["id"], [payout.merchant_id])
+        _MERCHANT.set_cached_value(payout, merchant)
         endpoints = getattr(payout, "enabled_endpoints", None)
         if endpoints is None:
             payout.enabled_endpoints = found.get((payout.merchant_id, payout.livemode), [])
@@ -74,6 +80,7 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
     return payouts
 
 
+_MERCHANT = Payout._meta.get_field("merchant")
 _ENDPOINT_FIELDS = ["id", "merchant_id", "livemode", "url", "event_types", "enabled"]
 
 

@@ -374,3 +374,21 @@ def test_the_unfinished_payouts_of_a_task_are_those_the_orm_finds():
          (processing.pk, PayoutStatus.PROCESSING, processing.amount,
           Payout.objects.get(pk=processing.pk).updated_at)])
     assert worker.payouts_unfinished(before=before, payout_ids=[]) == []
+
+
+@pytest.mark.django_db
+def test_moved_payouts_carry_their_merchant_without_a_query(django_assert_num_queries):
+    """`worker.payouts_moved`: each payout's merchant is there without a query, one instance per merchant, and it is
+    the merchant (any other field read on access)."""
+    first, second = funded_merchant(), funded_merchant()
+    created = [payout_create(first, 0), payout_create(first, 1), payout_create(second, 2)]
+    with transaction.atomic():
+        with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):  # SQLite: the endpoints apart
+            moved = worker.payouts_moved([p.pk for p in created], to=PayoutStatus.PROCESSING,
+                                         sources=(PayoutStatus.PENDING,))
+            by_id = {payout.pk: payout for payout in moved}
+            merchants = [by_id[p.pk].merchant for p in created]
+        assert merchants[0] is merchants[1] and merchants[2] is not merchants[0]
+        assert [m.pk for m in merchants] == [first.pk, first.pk, second.pk]
+        assert merchants[2].name == second.name  # read on access
+        assert {payout.status for payout in moved} == {PayoutStatus.PROCESSING}
