@@ -48,7 +48,6 @@ from server import (
     HarnessError,
     ServerConfig,
     analyze,
-    checkpoint,
     connect,
     kill_group,
     prepare_data,
@@ -228,7 +227,6 @@ def api_figures(part: dict) -> dict:
 def phase_running(server, pair, values, args, worker: Worker, conn) -> dict:
     worker.start()
     wait_idle(conn, worker)  # started, connected, its start-up dispatch done
-    checkpoint(DATABASE)  # both phases from the same state of the log (server.checkpoint)
     counts0, cpu0, pg0, t0 = payout_counts(conn), worker.cpu_seconds(), postgres_ticks(), time.monotonic()
     load = start_load(server, pair, values, args, DATABASE)
     part = finish_load(load, args)
@@ -267,7 +265,6 @@ def phase_running(server, pair, values, args, worker: Worker, conn) -> dict:
 
 
 def phase_paused(server, pair, values, args) -> dict:
-    checkpoint(DATABASE)
     load = start_load(server, pair, values, args, DATABASE)
     return {"api": api_figures(finish_load(load, args))}
 

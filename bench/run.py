@@ -45,7 +45,6 @@ from server import (
     KeyPair,
     ServerConfig,
     analyze,
-    checkpoint,
     kill_group,
     peer_env,
     prepare_data,
@@ -221,7 +220,6 @@ def measure_all(scenarios: list[Scenario], sides: list[Side],
                 for side in sides:
                     if scenario.name not in parts[side.label]:
                         continue  # a scenario the peer does not serve
-                    checkpoint(side.database)  # every window from the same state of the log (server.checkpoint)
                     part = measure(scenario, side, args, duration=duration, warmup=warmup)
                     parts[side.label][scenario.name].append(part)
                     label = f" ({side.title or side.label})" if len(sides) > 1 else ""

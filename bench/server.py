@@ -210,22 +210,6 @@ def analyze(database: str | None = None) -> None:
         raise HarnessError(f"cannot analyze database {database}: {error}") from error
 
 
-def checkpoint(database: str | None = None) -> None:
-    """CHECKPOINT before a measured window, so that every window starts in the same state of the write-ahead log. A
-    checkpoint makes the first change of each page after it write the whole page to the log; a timed one (every 5
-    minutes) or one set off by the log's size (1 GB) otherwise lands in one window at random, and whichever scenario
-    runs first after it pays for the pages the next ones find written (2026-11-29: a timed checkpoint began with the
-    fourth round of `bench/run.py`; every write scenario of that round ran 20-30% slower than in the other rounds,
-    the floors measured later in the round did not). The checkpoint itself is not measured, and forcing one restarts
-    the 5 minutes, so no timed one falls inside a window."""
-    database = database or DATABASE
-    try:
-        with connect(database) as conn:
-            conn.execute("CHECKPOINT")
-    except psycopg.Error as error:
-        raise HarnessError(f"cannot checkpoint through database {database}: {error}") from error
-
-
 def manage(env: dict[str, str], *args: str, root: Path = ROOT, cwd: Path | None = None) -> str:
     """Run one manage.py command of the tree at `root` (another one: `run.py --compare`'s worktree), or with that
     tree's Python the manage.py in `cwd` (the peer's); its stdout, or a HarnessError carrying its stderr."""
