@@ -153,11 +153,12 @@ def _plain_types(model: type[Model]) -> tuple:
     return tuple(_plain_type(field, connections[DEFAULT_DB_ALIAS]) for field in _statement(model)[1])
 
 
-def _params(obj: Model) -> list:
+def _params(obj: Model, real=None) -> list:
     """The values of the object's INSERT (`_statement`), in its order: the attribute itself where Django's conversion
     would return it unchanged, otherwise what `get_db_prep_save` makes of it (a JSON field, a naive datetime, a
-    TextChoices member…)."""
-    real = connections[DEFAULT_DB_ALIAS]  # once, not through the proxy's per-thread lookup for every field
+    TextChoices member…). `real`: the default connection itself (once per statement, not through the proxy's
+    per-thread lookup for every row or field)."""
+    real = real or connections[DEFAULT_DB_ALIAS]
     values = []
     model = type(obj)
     for field, plain in zip(_statement(model)[1], _plain_types(model), strict=True):
@@ -174,7 +175,8 @@ def rows_statement(objs: list[Model]) -> tuple[str, list]:
     `insert` and for a caller that extends the statement (an ON CONFLICT clause, RETURNING) and runs it itself."""
     sql = _statement(type(objs[0]))[0]
     values = sql[sql.index(" VALUES ") + len(" VALUES "):]
-    return sql + (", " + values) * (len(objs) - 1), [value for obj in objs for value in _params(obj)]
+    real = connections[DEFAULT_DB_ALIAS]
+    return sql + (", " + values) * (len(objs) - 1), [value for obj in objs for value in _params(obj, real)]
 
 
 def execute(sql: str, params: list, *, fetch: bool | str = False) -> tuple | list | None:
@@ -309,6 +311,17 @@ def _numbered(sql: str) -> str:
 _numbered_cached = functools.lru_cache(maxsize=256)(_numbered)
 
 
+def plain_position(model: type[Model], attname: str) -> int:
+    """Where the field's value sits in each row's values of `rows_statement` (row i's at i × the row's width plus
+    this), for a caller that builds the statement first and fills that value in later. Only for a field whose value
+    goes to the database as it is (an int in an integer column, say): the value put there is the value sent."""
+    fields = _statement(model)[1]
+    position = next(n for n, field in enumerate(fields) if field.attname == attname)
+    if _plain_types(model)[position] not in _PLAIN_TYPES.values():
+        raise ValueError(f"{model.__name__}.{attname} is converted on its way to the database")
+    return position
+
+
 def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[str, list] | None = None):
     """INSERT these new model instances, all of them or none, in this order (parents before their children).
 
@@ -327,16 +340,24 @@ def insert(*objs: Model, before: tuple[tuple[str, list], ...] = (), then: tuple[
         statements.append(rows_statement(list(group)))
     if then is not None:
         statements.append(then)
+    return write(statements, objs, fetch=then is not None)
+
+
+def write(statements: list[tuple[str, list]], objs: tuple[Model, ...] | list[Model] = (), *, fetch: bool = False):
+    """Run statements all or none, as `insert` runs its own: on PostgreSQL as one (each but the last in a WITH
+    clause; the last one's first row returned if `fetch`), elsewhere one after another in a transaction; then mark
+    `objs`, the new instances whose rows they insert (`rows_statement`), as saved."""
     row = None
     if connection.vendor == "postgresql":
         *first, last = statements
         sql = "WITH " + ", ".join(f"_{n} AS ({s})" for n, (s, _) in enumerate(first)) + " " if first else ""
-        row = execute(sql + last[0], [value for _, params in statements for value in params], fetch=then is not None)
+        row = execute(sql + last[0], [value for _, params in statements for value in params], fetch=fetch)
     else:
         with connection.cursor() as cursor, transaction.atomic():
             for sql, params in statements:
                 cursor.execute(sql, params)
+    alias = connection.alias  # once: each read through the proxy is a per-thread lookup
     for obj in objs:
         obj._state.adding = False
-        obj._state.db = connection.alias
+        obj._state.db = alias
     return row

@@ -333,3 +333,16 @@ def test_returned_rows_of_a_model_with_init_receivers_are_made_by_django(merchan
         inserts._construction.cache_clear()
         inserts._loader.cache_clear()
     assert seen == [stored.pk] and found.pk == stored.pk and not found._state.adding
+
+
+def test_a_value_filled_in_later_must_be_one_sent_as_it_is():
+    """`inserts.plain_position`: where a field's value sits in a row's values, for a field whose value is sent
+    unchanged (an integer); a field converted on its way (JSON, a UUID) is refused."""
+    from payments.models import Payin
+
+    fields = [field.attname for field in inserts._statement(LedgerEntry)[1]]
+    assert inserts.plain_position(LedgerEntry, "balance_after") == fields.index("balance_after")
+    assert inserts.plain_position(LedgerEntry, "account_id") == fields.index("account_id")
+    for attname in ("metadata", "merchant_id"):
+        with pytest.raises(ValueError, match="converted"):
+            inserts.plain_position(Payin, attname)
