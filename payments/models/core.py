@@ -63,7 +63,9 @@ class LedgerTransaction(models.Model):
     """One movement: entries that sum to zero, written together or not at all."""
 
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
-    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="ledger_transactions")
+    # No index of its own: `ledger_txn_object` starts with it (migration 0015).
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="ledger_transactions",
+                                 db_index=False)
     livemode = models.BooleanField()
     object_type = models.CharField(max_length=20)
     object_id = models.CharField(max_length=64)
@@ -82,7 +84,8 @@ class LedgerEntry(models.Model):
     """Append-only: a correction is a new transaction, never an edit."""
 
     transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="entries")
-    account = models.ForeignKey(LedgerAccount, on_delete=models.PROTECT, related_name="entries")
+    # No index of its own: `ledger_entry_statement` starts with it (migration 0015).
+    account = models.ForeignKey(LedgerAccount, on_delete=models.PROTECT, related_name="entries", db_index=False)
     amount = models.BigIntegerField()
     line_type = models.CharField(max_length=20, choices=LineType.choices)
     balance_after = models.BigIntegerField()
@@ -120,7 +123,8 @@ class Payin(models.Model):
     the token (SPEC §3.7)."""
 
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
-    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payins")
+    # No index of its own: the list indexes start with it (migration 0015).
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payins", db_index=False)
     livemode = models.BooleanField()
     status = models.CharField(max_length=20, choices=PayinStatus.choices, default=PayinStatus.PENDING)
     payment_method = models.CharField(max_length=12, choices=PaymentMethod.choices)
@@ -136,10 +140,10 @@ class Payin(models.Model):
     is_physical_product = models.BooleanField()
     webhook_url = models.CharField(max_length=2048, blank=True)
     # The hosted payment page and the QR image are public behind this unguessable token (SPEC §3.5).
-    public_token = models.CharField(max_length=43, unique=True)
+    public_token = models.CharField(max_length=43)  # unique: `payin_public_token_unique`
     # PIX
     # 25 characters on the simulator's static codes (SPEC); 32 (the id's hex digits) for a rail's `cob`.
-    pix_txid = models.CharField(max_length=35, null=True, blank=True, unique=True)
+    pix_txid = models.CharField(max_length=35, null=True, blank=True)  # unique: `payin_pix_txid_unique`
     pix_end_to_end_id = models.CharField(max_length=32, blank=True)  # the Pix that paid it, as the network named it
     pix_payload = models.TextField(blank=True)
     pix_expires_at = models.DateTimeField(null=True, blank=True)
@@ -179,6 +183,10 @@ class Payin(models.Model):
             models.Index(fields=["pix_end_to_end_id"], name="payin_pix_e2e", condition=~Q(pix_end_to_end_id="")),
         ]
         constraints = [
+            # Declared as constraints rather than `unique=True`, which on PostgreSQL adds a LIKE index beside each
+            # (`varchar_pattern_ops`) that nothing uses and every charge writes (migration 0015).
+            models.UniqueConstraint(fields=["public_token"], name="payin_public_token_unique"),
+            models.UniqueConstraint(fields=["pix_txid"], name="payin_pix_txid_unique"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="payin_amount_positive"),
             models.CheckConstraint(condition=Q(fee__gte=0, fee__lte=models.F("amount")), name="payin_fee_in_range"),
             models.CheckConstraint(condition=Q(refunded_amount__gte=0, refunded_amount__lte=models.F("amount")),
