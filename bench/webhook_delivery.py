@@ -113,6 +113,19 @@ def wait_for(port: int, ids: set[str], timeout: float, on_poll=None) -> dict:
     return seen
 
 
+def delivery_tag(broker, task_id: str) -> str | None:
+    """The broker's tag of a task's message: still queued, or taken by the worker and not yet acknowledged (it may
+    take it before we look); None when it has already run and been acknowledged."""
+    for raw in broker.lrange("celery", 0, -1):
+        message = json.loads(raw)
+        if message["headers"]["id"] == task_id:
+            return message["properties"]["delivery_tag"]
+    for tag, raw in broker.hgetall("unacked").items():
+        if json.loads(raw)[0]["headers"]["id"] == task_id:
+            return tag.decode()
+    return None
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -240,9 +253,8 @@ def main() -> int:
             task_id = str(uuid.uuid4())
             sent_at = time.time()
             app.send_task(PAYOUT_TASK, kwargs={"payout_ids": [str(uuid.uuid4())]}, task_id=task_id)
-            tag = next((json.loads(m)["properties"]["delivery_tag"] for m in broker.lrange("celery", 0, -1)
-                        if json.loads(m)["headers"]["id"] == task_id), None)
-            deadline, done_at = time.monotonic() + 120, None
+            tag = delivery_tag(broker, task_id)
+            deadline, done_at = time.monotonic() + 120, None if tag else time.time()
             while time.monotonic() < deadline and done_at is None:
                 waiting = any(json.loads(m)["properties"]["delivery_tag"] == tag
                               for m in broker.lrange("celery", 0, -1))
