@@ -35,14 +35,6 @@ def test_the_payout_table_has_exactly_the_indexes_its_queries_use():
     }
 
 
-def test_no_plain_index_of_the_payout_table_is_the_start_of_another():
-    indexes = _indexes("payments_payout")
-    covered = [(name, other) for name, (columns, unique, partial) in indexes.items() if not (unique or partial)
-               for other, (longer, _, other_partial) in indexes.items()
-               if other != name and not other_partial and longer[:len(columns)] == columns]
-    assert covered == []
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_drops_the_covered_indexes_and_brings_them_back_when_reversed():
     executor = MigrationExecutor(connection)
