@@ -167,7 +167,7 @@ SCENARIOS: list[Scenario] = [
     # Pay-in (issue 4): creation per method, and the reads, against GET /account (authentication and its one Redis
     # round trip, no database): the ratio is what the pay-in machinery costs on top of an authenticated request.
     Scenario(name="POST /payin PIX", method="POST", path="/payin", auth=True, body=payin_body("PIX"),
-             expect=frozenset({201}), baseline="GET /account", target=0.50, p99_ms_max=50, peer=True),
+             expect=frozenset({201}), baseline="GET /account", p99_ms_max=50, peer=True),
     # The same with an Idempotency-Key (a fresh one per request): the claim row and the stored response on top.
     Scenario(name="POST /payin PIX idempotent", method="POST", path="/payin", auth=True, body=payin_body("PIX"),
              headers=idempotency_headers, expect=frozenset({201}), baseline="GET /account", peer=True),
@@ -183,7 +183,7 @@ SCENARIOS: list[Scenario] = [
     # Payouts (issue 5): every payout of one merchant locks that merchant's balance (the hot row), so they are
     # serialized; spread over merchants they are not.
     Scenario(name="POST /payout hot merchant", method="POST", path="/payout", auth=True, body=payout_body(),
-             setup=hot_merchant_setup, expect=frozenset({201}), baseline="GET /account", target=0.40,
+             setup=hot_merchant_setup, expect=frozenset({201}), baseline="GET /account", p99_ms_max=60,
              peer=True),
     Scenario(name="POST /payout 8 merchants", method="POST", path="/payout", body=payout_body(),
              headers=many_merchants_headers, setup=merchants_setup, expect=frozenset({201}),
