@@ -8,6 +8,9 @@ Against PostgreSQL (a fresh `pagamentos_bench_webhooks` database, or --database)
 and 13, or WEBHOOK_BENCH_REDIS_DBS=cache,broker), like production. The worker is started with the plain command,
 `celery -A config worker` (pool, concurrency and prefetch from the settings), unless --pool, --concurrency or
 --prefetch-multiplier are given. Phases:
+0. floor: --floor-tasks no-op tasks (Celery's built-in `celery.accumulate`) queued on the webhooks queue, then the
+   same worker drains them: what Celery and the Redis broker alone cost per message (fetch, the unacked bookkeeping
+   of a late ack, the pool's hand-over, the ack), tasks per second and worker CPU per task, under every delivery;
 1. throughput: a burst of --events events is committed and queued, then the worker starts and drains it; the figure
    is deliveries per second from the first arrival to the last, with the CPU each delivery cost (the worker's
    processes, the receiver, and the whole machine: PostgreSQL, Redis and any neighbour included);
@@ -142,6 +145,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, help="default: the settings'")
     parser.add_argument("--prefetch-multiplier", type=int, help="default: the settings'")
     parser.add_argument("--database", default="pagamentos_bench_webhooks")
+    parser.add_argument("--floor-tasks", type=int, default=2000, help="0: no floor phase")
     args = parser.parse_args()
 
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -193,6 +197,28 @@ def main() -> int:
                                               obj={"id": f"charge-{n}", "status": "PAID", "amount": 1000 + n},
                                               previous_status="PENDING", webhook_url=url)
             return str(event.id), time.time()
+
+        # 0. Celery's floor: no-op tasks through the same worker command, timed from the first message it takes until
+        # a tenth is left (its start and the tail out, as the burst's middle 80% below).
+        floor: dict = {}
+        if args.floor_tasks:
+            with app.producer_or_acquire() as producer:
+                for n in range(args.floor_tasks):
+                    app.send_task("celery.accumulate", args=(n,), queue="webhooks", producer=producer)
+            worker = start(worker_command, env, RESULTS / "worker.log")
+            deadline = time.monotonic() + 120
+            while broker.llen("webhooks") >= args.floor_tasks and time.monotonic() < deadline:
+                time.sleep(0.005)
+            began, left = (time.time(), processes_cpu(worker.pid)[0]), broker.llen("webhooks")
+            while broker.llen("webhooks") > args.floor_tasks // 10 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            ended, rest = (time.time(), processes_cpu(worker.pid)[0]), broker.llen("webhooks")
+            done = left - rest
+            floor = {"tasks": args.floor_tasks, "tasks_per_second": round(done / (ended[0] - began[0]), 1),
+                     "worker_cpu_ms_per_task": round((ended[1] - began[1]) * 1000 / max(done, 1), 3)}
+            stop(worker)
+            worker = None
+            broker.delete("webhooks")
 
         # 1. Throughput of the worker alone: the burst is committed and queued before the worker starts, and the
         # rate is counted from its first arrival to its last (the producer's speed does not enter the figure).
@@ -286,13 +312,16 @@ def main() -> int:
                                         strict=True)),
         "paced_rate": args.rate, "paced_rate_achieved": round(paced_rate, 1), "paced_events": len(paced),
         "paced_delivered": len(delays), "delay_p50_ms": round(p50 * 1000, 1), "delay_p99_ms": round(p99 * 1000, 1),
-        "delay_mean_ms": round(statistics.mean(delays) * 1000, 1), "storm": storm,
+        "delay_mean_ms": round(statistics.mean(delays) * 1000, 1), "storm": storm, "celery_floor": floor,
     }
     (RESULTS / "webhooks.json").write_text(json.dumps(figures, indent=2))
     print(f"Webhook delivery, {figures['worker']}; PostgreSQL + Redis broker, local receiver")
     print(f"  burst of {args.events}: {delivered} delivered, {rate:.1f} deliveries/s first to last arrival, "
           f"{sustained:.1f}/s sustained over the middle 80% "
           f"(target >= {TARGET_RATE:.0f}: {'met' if rate >= TARGET_RATE else 'MISSED'})")
+    if floor:
+        print(f"  Celery's floor, {floor['tasks']} no-op tasks through the same worker: {floor['tasks_per_second']}/s, "
+              f"{floor['worker_cpu_ms_per_task']:.2f} ms of worker CPU each")
     print("  CPU per delivery (middle 80%): " + ", ".join(f"{name} {ms:.2f} ms" for name, ms in
                                                          figures["cpu_ms_per_delivery"].items()))
     print(f"  paced {paced_rate:.0f}/s for {args.seconds:.0f} s: commit to arrival p50 {p50 * 1000:.1f} ms, "

@@ -45,6 +45,7 @@ def _results(**changes) -> dict:
         "run": run,
         "e2e": {"summary": {"worker_ms_per_payout": 0.44, "backlog_after_tail": 0, "running_over_paused": 0.8}},
         "webhooks": {"deliveries_per_second": 420.0, "delay_p50_ms": 3.1,
+                     "celery_floor": {"tasks": 2000, "tasks_per_second": 620.0, "worker_cpu_ms_per_task": 1.45},
                      "storm": {"fast": {"payout_done_after_s": 0.03}, "slow": {"payout_done_after_s": 0.4}}},
         "scaling": {"comparison": [{"page": "first", "ratio": 0.97, "errors": 0},
                                    {"page": "deep", "ratio": 0.91, "errors": 0}]},
@@ -76,8 +77,10 @@ def test_every_goal_is_read_from_its_part_and_judged_against_its_target():
         (5, "GET /payin?limit=20 vs GET /account", 0.4, ">= 0.35", "met"),
         (5, "list pages at 1,000,000 charges vs 10,000 (the lowest)", 0.91, ">= 0.8", "met"),
     ]
-    # The floors reached against the peer, beside the two ratios to it: 330 / 130 and 480 / 140.
-    assert [row["floor_reaches"] for row in rows if row["floor_reaches"] is not None] == [2.538, 3.429]
+    # The floors reached against the peer, beside the two ratios to it (330 / 130 and 480 / 140), and no-op tasks
+    # through the same worker beside the deliveries.
+    assert [(row["floor_reaches"], row["unit"]) for row in rows if row["floor_reaches"] is not None] == [
+        (2.538, "x"), (620.0, "/s"), (3.429, "x")]
 
 
 def test_a_ratio_to_the_peer_the_floor_itself_does_not_reach_is_a_limit_and_one_it_reaches_is_missed():
@@ -92,6 +95,15 @@ def test_a_ratio_to_the_peer_the_floor_itself_does_not_reach_is_a_limit_and_one_
     verdicts = _verdicts(goals.judge(results))
     assert verdicts["PIX creation vs the textbook peer"] == "MISSED"
     assert verdicts["PIX creation vs the PIX floor"] == "MISSED"  # 330 / 440 = 0.75
+
+
+@pytest.mark.parametrize(("floor", "verdict"), [(280.0, "LIMIT"), (620.0, "MISSED")])
+def test_deliveries_below_the_target_are_a_limit_only_when_no_op_tasks_fall_short_of_it_too(floor, verdict):
+    results = _results()
+    results["webhooks"] = {**results["webhooks"], "deliveries_per_second": 250.0,
+                           "celery_floor": {"tasks_per_second": floor}}
+
+    assert _verdicts(goals.judge(results))["webhook deliveries per second, one plain worker"] == verdict
 
 
 def test_targets_are_judged_at_their_bounds():
@@ -144,6 +156,9 @@ def test_judging_written_results_prints_the_table_writes_goals_json_and_strict_f
     rows = [re.split(r"\s{2,}", line.strip()) for line in lines]
     assert ["1", "hot-merchant payouts vs the payout floor", "0.909", ">= 0.85", "met"] in rows
     assert ["1", "hot-merchant payouts vs the textbook peer", "2.31", ">= 2x", "2.54x", "met"] in rows
+    deliveries = ["3", "webhook deliveries per second, one plain worker", "-", ">= 300/s", "not measured"] if changes \
+        else ["3", "webhook deliveries per second, one plain worker", "420.0", ">= 300/s", "620.0/s", "met"]
+    assert deliveries in rows
     assert any(line.rstrip().endswith("not measured") for line in lines) == bool(changes)
 
 
