@@ -16,8 +16,8 @@ and 13, or WEBHOOK_BENCH_REDIS_DBS=cache,broker), like production. The worker is
    processes, the receiver, and the whole machine: PostgreSQL, Redis and any neighbour included);
 2. latency: --rate events per second for --seconds, the delay of each from its commit to its first arrival;
 3. storm: --storm-events deliveries are committed at once (their messages reach the broker faster than the worker
-   drains them), then one payout task is sent (`payouts_process` of a payout that does not exist: a money task's
-   round trip to the database); how long until it has run and been acknowledged. Once with a receiver that answers
+   drains them), then one payout's task is sent (`payouts_process` of a PENDING payout of the bench merchant); how
+   long until it has run (the payout left PENDING). Once with a receiver that answers
    at once, once with one that takes --slow-ms per answer (every pool slot busy on a slow merchant).
 Targets (issue 17, on the 2-core reference machine): >= 300 deliveries/s and p50 < 200 ms.
 """
@@ -116,19 +116,6 @@ def wait_for(port: int, ids: set[str], timeout: float, on_poll=None) -> dict:
     return seen
 
 
-def delivery_tag(broker, task_id: str) -> str | None:
-    """The broker's tag of a task's message: still queued, or taken by the worker and not yet acknowledged (it may
-    take it before we look); None when it has already run and been acknowledged."""
-    for raw in broker.lrange("celery", 0, -1):
-        message = json.loads(raw)
-        if message["headers"]["id"] == task_id:
-            return message["properties"]["delivery_tag"]
-    for tag, raw in broker.hgetall("unacked").items():
-        if json.loads(raw)[0]["headers"]["id"] == task_id:
-            return tag.decode()
-    return None
-
-
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -168,7 +155,12 @@ def main() -> int:
     from django.db import connections, transaction
 
     from accounts.models import Merchant
+    from config import cache
     from config.celery import app
+    from payments.ledger import services as ledger
+    from payments.models import Payout, PayoutStatus
+    from payments.payouts import services as payout_services
+    from payments.payouts.validation import payout_request_validate
     from webhooks import services
 
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
@@ -269,22 +261,25 @@ def main() -> int:
 
         # 3. A money task queued behind a storm of deliveries, to a fast receiver and to a slow one, the worker
         # running: the storm is committed in one transaction, so its messages reach the broker faster than the
-        # worker drains them, then the payout task is sent and timed until it has run and been acknowledged.
+        # worker drains them, then a payout's task is sent and timed until it has run (the payout left PENDING).
+        # The broker keeps no trace of a message a worker took (Decision 118): the payout's row is the witness.
+        ledger.adjustment_create(merchant=merchant, livemode=False, amount=1_000_000, reason="bench storm payouts",
+                                 staff=merchant.owner)
         for name, path in (("fast", "/hook"), ("slow", f"/slow/{args.slow_ms}")):
             if not args.storm_events or (name == "slow" and not args.slow_ms):
                 continue
+            cache.flag_set(payout_services.DISPATCH_FLAG, seconds=60)  # no dispatch message: the task below alone
+            payout = payout_services.payout_create(merchant=merchant, livemode=False, data=payout_request_validate(
+                {"amount": 100, "referenceId": f"storm-{name}", "pixKeyType": "EVP", "pixKey": str(uuid.uuid4())},
+                merchant=merchant))
             with transaction.atomic():
                 storm_ids = {record(n, base + path)[0] for n in range(args.storm_events)}
             backlog = broker.llen("webhooks")
-            task_id = str(uuid.uuid4())
             sent_at = time.time()
-            app.send_task(PAYOUT_TASK, kwargs={"payout_ids": [str(uuid.uuid4())]}, task_id=task_id)
-            tag = delivery_tag(broker, task_id)
-            deadline, done_at = time.monotonic() + 120, None if tag else time.time()
+            app.send_task(PAYOUT_TASK, kwargs={"payout_ids": [str(payout.pk)]})
+            deadline, done_at = time.monotonic() + 120, None
             while time.monotonic() < deadline and done_at is None:
-                waiting = any(json.loads(m)["properties"]["delivery_tag"] == tag
-                              for m in broker.lrange("celery", 0, -1))
-                if not waiting and not broker.hexists("unacked", tag):
+                if Payout.objects.filter(pk=payout.pk).exclude(status=PayoutStatus.PENDING).exists():
                     done_at = time.time()
                 time.sleep(0.005)
             seen = arrivals(port)

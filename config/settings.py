@@ -123,6 +123,12 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("redis://"):
     CELERY_BROKER_TRANSPORT = "config.broker:RedisTransport"  # kombu's, one client per channel (config/broker.py)
+    # Every task is a nudge: the rows it works on and their periodic jobs are what never lose work (README, Decision
+    # 118). kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt and removed
+    # on ack, two Redis transactions, brought back an hour after a crash) was ~0.6 ms of a worker's CPU per message,
+    # 45% of a no-op task's (bench/webhook_delivery.py's floor). Without it a message a worker holds is in its memory:
+    # put back on a warm shutdown, gone with a crash, after which the sweepers send the work again within a minute.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": env.bool("CELERY_BROKER_ACK_EMULATION", default=False)}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, with whole messages only (config/broker.py)
     _broker_dir = LOCAL_DIR / "broker"

@@ -33,8 +33,9 @@ def payouts_dispatch(*, after: list | None = None) -> int:
 @worker_ready.connect
 def payouts_resume(**kwargs) -> None:
     """A worker that starts sends the PENDING payouts on at once. The messages a SIGKILLed worker held (its reserved
-    `payout_process` tasks, or a `payouts_dispatch` cut off halfway through its fan-out) stay unacknowledged in the
-    broker until its visibility timeout, an hour on Redis; without this they would wait for the reconciliation job.
+    `payout_process` tasks, or a `payouts_dispatch` cut off halfway through its fan-out) died with it (the Redis
+    broker keeps no copy of a message a worker took: README, Decision 118); without this their payouts would wait
+    for the reconciliation job.
     A payout whose task is still queued gets a second one, which finds it no longer PENDING and does nothing."""
     try:
         payouts_dispatch.delay()

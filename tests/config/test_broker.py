@@ -2,6 +2,7 @@
 worker reading while a web process writes never gets a half-written file. Redis: one client per channel, not one per
 command, and every message still goes through."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -116,3 +117,48 @@ def test_a_redis_broker_url_takes_the_redis_transport():
     from config.celery import app
     with app.connection_for_write() as connection:
         assert type(connection.transport) is broker.RedisTransport
+
+
+def taken_and_left(transport_options: dict) -> tuple[bool, list]:
+    """A message on a fresh queue of the test broker, taken by a consumer that then closes without acknowledging it
+    (a worker's warm shutdown): whether Redis held a copy of it meanwhile (kombu's "unacked" hash), and what the
+    queue holds after."""
+    name = f"test-broker-{uuid.uuid4().hex}"
+    client = redis_py.Redis.from_url(settings.CELERY_BROKER_URL)
+    with Connection(settings.CELERY_BROKER_URL, transport=broker.RedisTransport,
+                    transport_options=transport_options) as connection:
+        queue = connection.SimpleQueue(name)
+        queue.put({"n": 1})
+        message = queue.get(timeout=5)
+        copied = client.hexists("unacked", message.delivery_tag)
+        queue.close()
+    with Connection(settings.CELERY_BROKER_URL, transport=broker.RedisTransport) as connection:
+        queue = connection.SimpleQueue(name)
+        left = []
+        with contextlib.suppress(Empty):
+            while True:
+                left.append(queue.get(timeout=0.5))
+        for found in left:
+            found.ack()
+        queue.close()
+    client.delete(name)
+    return copied, [found.payload for found in left]
+
+
+@pytest.mark.redis
+def test_the_redis_broker_keeps_no_copy_of_a_message_a_worker_holds_and_gets_it_back_when_it_closes():
+    assert settings.CELERY_BROKER_TRANSPORT_OPTIONS == {"ack_emulation": False}  # README, Decision 118
+
+    copied, left = taken_and_left(settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+
+    assert not copied
+    assert left == [{"n": 1}]
+
+
+@pytest.mark.redis
+def test_kombus_ack_emulation_copies_every_message_a_worker_takes():
+    # What the setting above turns off: a Redis transaction on receipt and another on the ack, per message.
+    copied, left = taken_and_left({"ack_emulation": True})
+
+    assert copied
+    assert left == [{"n": 1}]

@@ -385,8 +385,8 @@ def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_pa
 
 
 def test_a_worker_that_starts_sends_a_dispatch_message(queued):
-    """Messages a SIGKILLed worker held stay unacknowledged for the broker's visibility timeout; a new worker does not
-    wait for them (the crash test in test_payout_crash.py kills one mid fan-out)."""
+    """Messages a SIGKILLed worker held died with it; a new worker does not wait for the reconciliation job (the crash
+    test in test_payout_crash.py kills one mid fan-out)."""
     import gc
 
     from celery.signals import worker_ready
