@@ -11,6 +11,11 @@ met by any implementation of the endpoint on this stack and machine (README, "Pe
 - `POST /floor/post`: no database at all (authentication, the JSON body, a 201).
 - `POST /floor/payin`: a PIX charge and its `payin.created` event (the outbox row that makes the webhook
   impossible to lose) in one INSERT statement.
+
+The rows are the real endpoint's, byte for byte in size: the charge keeps the request's customer and items, and the
+event carries the whole object, as the webhook is sent from that row (a payload of the object's id alone, as the
+floors wrote until 2026-11-29, left PostgreSQL a tenth of the JSON to parse and store). The object's shape is the
+service's own serialization of the template's row, made once; a request puts its own values into a copy.
 - `POST /floor/payout`: a payout's write set in one statement: the merchant's available balance debited under its
   condition (the hot row), the in-flight balance credited, the day's payout total, the payout, its event, the ledger
   movement and its two entries (SPEC §4.3, §5).
@@ -39,6 +44,7 @@ from rest_framework.request import Request  # noqa: E402
 from rest_framework.response import Response  # noqa: E402
 
 import config.urls  # noqa: E402
+from accounts.models import AccountEvent  # noqa: E402
 from config import inserts  # noqa: E402
 from config.api import ApiView  # noqa: E402
 from payments.models import (  # noqa: E402
@@ -53,6 +59,8 @@ from payments.models import (  # noqa: E402
     PayoutDailyTotal,
     PixKeyType,
 )
+from payments.payins.serializers import payin_serialize  # noqa: E402
+from payments.payouts.serializers import payout_serialize  # noqa: E402
 from webhooks.services import event_build  # noqa: E402
 
 # The length of a real dynamic BR Code of the bench merchant.
@@ -81,6 +89,9 @@ class Template:
                 last_model, last_sql = type(obj), sql
         *first, last = [*statements, last_sql]
         self.sql = "WITH " + ", ".join(f"_{n} AS ({s})" for n, s in enumerate(first)) + " " + last
+
+    payload: dict  # the event's, as event_build made it
+    object: dict  # the object it carries, as the service serializes the template's row
 
     def params(self) -> list[Any]:
         return list(self.values)
@@ -112,16 +123,28 @@ class PostFloorApi(ApiView):
         return Response({"id": str(uuid.uuid4()), "amount": request.data["amount"]}, status=201)
 
 
-def _event(merchant, livemode: bool, type: str) -> Model:
-    event, _ = event_build(merchant=merchant, livemode=livemode, type=type, obj={"id": ""}, endpoints=[])
+def _event(merchant, livemode: bool, type: str, obj: dict) -> Model:
+    event, _ = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj, endpoints=[])
     return event
 
 
-def _event_set(template: Template, params: list, object_id: uuid.UUID, now) -> None:
+def _with_event(rows: list[tuple[str, Model]], obj: dict, merchant, livemode: bool, type: str,
+                **head) -> Template:
+    """A template of `rows` with their event after the first (the object `obj` announces), as the endpoint writes
+    them."""
+    event = _event(merchant, livemode, type, obj)
+    template = Template([rows[0], ("event", event), *rows[1:]], **head)
+    template.payload, template.object = event.payload, obj
+    return template
+
+
+def _event_set(template: Template, params: list, object_id: uuid.UUID, now, obj: dict) -> None:
+    """The event's row for this request: the template's payload (built once by `event_build`) around `obj`."""
     event_id = uuid.uuid4()
+    payload = {**template.payload, "id": str(event_id), "data": {"object": obj, "previousStatus": None}}
     template.set(params, "event", "id", event_id)
     template.set(params, "event", "object_id", str(object_id))
-    template.set(params, "event", "payload", Jsonb({"id": str(event_id), "data": {"object": {"id": str(object_id)}}}))
+    template.set(params, "event", "payload", Jsonb(payload))
     template.set(params, "event", "created_at", now)
 
 
@@ -132,9 +155,10 @@ class PayinFloorApi(FloorApi):
         now = timezone.now()
         payin = Payin(merchant=merchant, livemode=livemode, payment_method=PaymentMethod.PIX, amount=1, fee=0,
                       reference_id="", description="", metadata={}, customer={}, items=[], payer_ip="203.0.113.9",
-                      is_physical_product=False, webhook_url="", public_token="", created_at=now, updated_at=now,
-                      pix_txid="", pix_payload=PIX_PAYLOAD, pix_expires_at=now)
-        return Template([("payin", payin), ("event", _event(merchant, livemode, "payin.created"))])
+                      is_physical_product=False, webhook_url="", public_token=secrets.token_urlsafe(32),
+                      created_at=now, updated_at=now, pix_txid=uuid.uuid4().hex[:25], pix_payload=PIX_PAYLOAD,
+                      pix_expires_at=now)
+        return _with_event([("payin", payin)], payin_serialize(payin), merchant, livemode, "payin.created")
 
     def post(self, request: Request) -> Response:
         data = request.data
@@ -142,12 +166,15 @@ class PayinFloorApi(FloorApi):
         params = template.params()
         now = timezone.now()
         payin_id = uuid.uuid4()
+        customer, items = data["customer"], data.get("items", [])
         for attname, value in (("id", payin_id), ("amount", data["amount"]), ("reference_id", data["referenceId"]),
-                               ("customer", Jsonb(data["customer"])), ("public_token", secrets.token_urlsafe(32)),
-                               ("pix_txid", payin_id.hex[:25]), ("created_at", now), ("updated_at", now),
-                               ("pix_expires_at", now)):
+                               ("customer", Jsonb(customer)), ("items", Jsonb(items)),
+                               ("public_token", secrets.token_urlsafe(32)), ("pix_txid", payin_id.hex[:25]),
+                               ("created_at", now), ("updated_at", now), ("pix_expires_at", now)):
             template.set(params, "payin", attname, value)
-        _event_set(template, params, payin_id, now)
+        obj = {**template.object, "id": str(payin_id), "amount": data["amount"], "referenceId": data["referenceId"],
+               "customer": customer, "items": items}
+        _event_set(template, params, payin_id, now, obj)
         template.execute(params)
         return Response({"id": str(payin_id), "status": "PENDING"}, status=201)
 
@@ -172,14 +199,20 @@ class PayoutFloorApi(FloorApi):
              [merchant.pk, livemode, now.date(), 0]),
         ]
         payout = Payout(merchant=merchant, livemode=livemode, amount=1, fee=0, pix_key="", pix_key_normalized="",
-                        pix_key_type=PixKeyType.EVP, reference_id="", external_id="", metadata={},
+                        pix_key_type=PixKeyType.EVP, reference_id="", external_id=uuid.uuid4().hex, metadata={},
                         local_date=now.date(), created_at=now, updated_at=now)
-        movement = LedgerTransaction(merchant=merchant, livemode=livemode, object_type="payout", object_id="")
+        # The audit log's entry (the API's own, accounts.audit) and the statement line, as the endpoint writes them.
+        audit = AccountEvent(merchant=merchant, actor_key="",
+                             action=AccountEvent.Action.PAYOUT_CREATED, obj_type="payout", obj_id="",
+                             after={"amount": 1, "fee": 0}, details={}, created_at=now)
+        movement = LedgerTransaction(merchant=merchant, livemode=livemode, object_type="payout", object_id="",
+                                     reference_id="", description=f"Pix payout to {PixKeyType.EVP} key")
         entries = [LedgerEntry(transaction=movement, account=accounts[kind], amount=1, line_type=LineType.PAYOUT,
                                balance_after=0, created_at=now)
                    for kind in (AccountKind.AVAILABLE, AccountKind.PAYOUTS_IN_FLIGHT)]
-        return Template([("payout", payout), ("event", _event(merchant, livemode, "payout.created")),
-                         ("movement", movement), ("debit", entries[0]), ("credit", entries[1])], head=head)
+        return _with_event([("payout", payout), ("audit", audit), ("movement", movement), ("debit", entries[0]),
+                            ("credit", entries[1])],
+                           payout_serialize(payout), merchant, livemode, "payout.created", head=head)
 
     def post(self, request: Request) -> Response:
         data = request.data
@@ -193,9 +226,16 @@ class PayoutFloorApi(FloorApi):
                                ("pix_key_normalized", data["pixKey"]), ("reference_id", data["referenceId"]),
                                ("external_id", payout_id.hex), ("created_at", now), ("updated_at", now)):
             template.set(params, "payout", attname, value)
-        _event_set(template, params, payout_id, now)
+        obj = {**template.object, "id": str(payout_id), "amount": amount, "pixKey": data["pixKey"],
+               "referenceId": data["referenceId"], "externalId": payout_id.hex}
+        _event_set(template, params, payout_id, now, obj)
         template.set(params, "movement", "id", movement_id)
+        template.set(params, "audit", "actor_key", request.auth.public_key)
+        template.set(params, "audit", "obj_id", str(payout_id))
+        template.set(params, "audit", "after", Jsonb({"amount": amount, "fee": 0}))
+        template.set(params, "audit", "created_at", now)
         template.set(params, "movement", "object_id", str(payout_id))
+        template.set(params, "movement", "reference_id", data["referenceId"])
         template.set(params, "movement", "created_at", now)
         for tag, signed in (("debit", -amount), ("credit", amount)):
             template.set(params, tag, "transaction_id", movement_id)

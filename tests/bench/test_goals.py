@@ -3,27 +3,14 @@ and bench/payouts_e2e.py's summary of a run, which goals.py reads."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 
 import pytest
-from django.conf import settings
 
-BENCH = settings.BASE_DIR / "bench"
+from tests.bench import bench_module
 
-
-def _module(name: str):
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # the bench's own modules import each other by name
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-goals = _module("goals")
+goals = bench_module("goals")
 
 
 def _row(name: str, rps: float, *, p99: float = 20.0, errors: int = 0) -> dict:
@@ -174,7 +161,7 @@ def test_a_limit_does_not_fail_a_strict_run(tmp_path, monkeypatch):
 
 
 def test_the_end_to_end_summary_is_the_means_the_largest_backlog_and_the_cpu_over_every_payout():
-    e2e = _module("payouts_e2e")
+    e2e = bench_module("payouts_e2e")
 
     def phase(req_s, *, created=0, completed=0, stop=0, after=0, cpu=0.0, finished=0, postgres=0.0):
         return {"api": {"req_s": req_s}, "payouts_created": created, "completed_total": completed,
