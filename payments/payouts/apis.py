@@ -35,13 +35,13 @@ class PayoutsApi(ApiView):
                    request=payout_schema.PayoutRequest, responses={201: payout_schema.Payout})
     def post(self, request: Request) -> Response:
         data = payout_request_validate(request.data, merchant=request.auth.merchant)
-        payout = payouts.payout_create(
+        _, body = payouts.payout_create_answered(
             merchant=request.auth.merchant, livemode=request.auth.livemode, data=data,
             audit=lambda made: audit_build(request, merchant=request.auth.merchant, obj_type="payout",
                                            action=AccountEvent.Action.PAYOUT_CREATED, obj_id=str(made.pk),
                                            actor_key=request.auth.public_key,
                                            after={"amount": made.amount, "fee": made.fee}))
-        return Response(payout_serialize(payout), status=201)
+        return Response(body, status=201)
 
     @extend_schema(
         operation_id="payout_list", summary="List payouts, newest first",

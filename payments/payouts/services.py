@@ -93,6 +93,13 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
     """Accept a payout from `payments.payouts.validation.payout_request_validate` output, or refuse it with nothing
     written (duplicate referenceId, the day's limit, the balance). `audit` builds the caller's audit entry for the
     payout, written in the same statement as the payout (one round trip, and none if the payout is refused)."""
+    return payout_create_answered(merchant=merchant, livemode=livemode, data=data, audit=audit)[0]
+
+
+def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
+                           audit: Callable[[Payout], Model] | None = None) -> tuple[Payout, dict]:
+    """`payout_create`, and the payout as the API answers it (`payout_serialize`): the object its payout.created
+    event carries, serialized once for both."""
     amount = data["amount"]
     fee = policy.payout_fee(merchant=merchant, amount=amount)
     today = sao_paulo_today()
@@ -105,8 +112,9 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
         description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
         local_date=today, created_at=now, updated_at=now)
     daily_max = policy.payout_daily_max(merchant)
-    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created",
-                                    obj=payout_serialize(payout), webhook_url=payout.webhook_url or None)
+    body = payout_serialize(payout)
+    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created", obj=body,
+                                    webhook_url=payout.webhook_url or None)
     rows = (payout, audit(payout)) if audit else (payout,)
     try:
         if connection.vendor == "postgresql":
@@ -127,7 +135,7 @@ def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
             "param": "referenceId", "code": "duplicate_reference_id",
             "message": gettext("A payout with this referenceId already exists."),
             "existingId": str(existing)}]) from None
-    return payout
+    return payout, body
 
 
 def _accept(payout: Payout, event, deliveries, *, rows: tuple, daily_max: int) -> None:
