@@ -112,23 +112,36 @@ def _flag_path(key: str) -> Path:
 def flag_set(key: str, *, seconds: int) -> bool:
     """Set a flag that every process of this installation sees, unless it is set: True for the one caller that set
     it. Redis when configured; else a file created exclusively (atomic across processes), expired by its age."""
+    return flag_claim(key, "1", seconds=seconds) is None
+
+
+def flag_claim(key: str, value: str, *, seconds: int) -> str | None:
+    """`flag_set` with a value: None for the one caller that set the flag (to `value`), else the value the flag holds
+    (its setter's; "" if it cannot be read yet). On Redis, one round trip (SET … NX and GET in one packet)."""
     if redis_client() is not None:
-        return set_if_absent(key, "1", seconds=seconds)
+        was_set, held = pipeline([("SET", key, value, "EX", seconds, "NX"), ("GET", key)])
+        return None if was_set is not None else text(held) or ""
     path = _flag_path(key)
     for _ in range(3):
         try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            return True
+            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileNotFoundError:  # the first flag of this installation: its folder, made once, not per payout
             path.parent.mkdir(parents=True, exist_ok=True)
+            continue
         except FileExistsError:
             try:
                 if time.time() - path.stat().st_mtime < seconds:
-                    return False
+                    return path.read_text()  # "" between its creation and its setter's write
                 path.unlink(missing_ok=True)  # expired: take it (two takers at once only cost a duplicate)
             except FileNotFoundError:
                 pass  # cleared meanwhile: try again
-    return False
+            continue
+        try:
+            os.write(descriptor, value.encode())
+        finally:
+            os.close(descriptor)
+        return None
+    return ""
 
 
 def flag_clear(key: str) -> None:

@@ -11,14 +11,17 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, date, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
 
 from accounts.models import AccountEvent
+from config import cache as shared_cache
 from payments.ledger.services import adjustment_create
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
 from payments.payouts import sending
+from payments.payouts import services as payout_services
 from payments.payouts import tasks as payout_tasks
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.helpers import ISO_MS_Z, UUID, envelope, events_of, statement
@@ -344,7 +347,26 @@ def test_a_live_payout(live_api, merchant):
     assert (available(live_api), ledger_balances(merchant, livemode=True)["payouts_in_flight"]) == (0, 5000)
 
 
-def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued,
+@pytest.fixture
+def dispatch_clock(monkeypatch) -> list[float]:
+    """The clock payouts read their dispatch's due time against (one-item list: move it), and every flag claim the
+    payouts make (each a round trip to Redis) counted in `dispatch_clock.claims`."""
+    now = [1_800_000_000.0]
+    monkeypatch.setattr(payout_services, "time", SimpleNamespace(time=lambda: now[0]))
+    claims = []
+    real_claim = shared_cache.flag_claim
+
+    def claim(key, value, *, seconds):
+        claims.append(key)
+        return real_claim(key, value, seconds=seconds)
+
+    monkeypatch.setattr(shared_cache, "flag_claim", claim)
+    # The flag's value, as another process reads it (not counted).
+    held = lambda: real_claim(payout_services.DISPATCH_FLAG, "", seconds=60)  # noqa: E731
+    return SimpleNamespace(now=now, claims=claims, held=held)
+
+
+def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued, dispatch_clock,
                                                                     django_capture_on_commit_callbacks):
     """The first payout after the worker last listed sends one message, due a quarter of a second later; the others
     of the burst send none, and go in the same batch. The worker clears the flag before it lists, so the next payout
@@ -358,11 +380,66 @@ def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchan
         second = create(api, amount=1000, referenceId="p-2")
     assert queued == [("payouts_dispatch", {}, 0.25)]
 
+    dispatch_clock.now[0] += payout_services.DISPATCH_DELAY_SECONDS  # the message is due: the worker runs it
     assert sending.payouts_dispatch() == 2
     assert queued[1:] == [("payouts_process", {"payout_ids": [first["id"], second["id"]]})]  # one task for both
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-3")
     assert queued[2:] == [("payouts_dispatch", {}, 0.25)]
+
+
+def test_until_its_dispatch_is_due_a_process_asks_redis_nothing_after_a_payout(api, merchant, queued, dispatch_clock,
+                                                                               django_capture_on_commit_callbacks):
+    """A dispatch never runs before it is due, and it lists every payout committed before it runs: a payout committed
+    before then (less the clock margin) needs no round trip to the flag, even if another dispatch cleared it
+    meanwhile. From the margin on, the flag is asked again."""
+    fund(merchant, 5000)
+    start = dispatch_clock.now[0]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        create(api, amount=1000, referenceId="p-1")
+    assert (queued, dispatch_clock.claims) == ([("payouts_dispatch", {}, 0.25)], [payout_services.DISPATCH_FLAG])
+    due = start + payout_services.DISPATCH_DELAY_SECONDS
+    assert float(dispatch_clock.held()) == pytest.approx(due)  # what other processes learn from the flag
+
+    dispatch_clock.now[0] = due - payout_services.DISPATCH_CLOCK_MARGIN_SECONDS - 0.001
+    with django_capture_on_commit_callbacks(execute=True):
+        create(api, amount=1000, referenceId="p-2")
+    assert sending.payouts_dispatch(after=None) == 2  # another dispatch (a worker starting, say) clears the flag
+    with django_capture_on_commit_callbacks(execute=True):
+        third = create(api, amount=1000, referenceId="p-3")
+    assert len(dispatch_clock.claims) == 1  # p-2 and p-3: no round trip
+    assert [message[0] for message in queued] == ["payouts_dispatch", "payouts_process"]
+    # p-3 is PENDING, and the message due at `due` is still queued: when it runs, it lists p-3.
+    dispatch_clock.now[0] = due
+    assert sending.payouts_dispatch() == 1
+    assert queued[2:] == [("payouts_process", {"payout_ids": [third["id"]]})]
+
+    dispatch_clock.now[0] = due + 0.001  # within the margin of a due time already past: the flag is asked again
+    with django_capture_on_commit_callbacks(execute=True):
+        create(api, amount=1000, referenceId="p-4")
+    assert len(dispatch_clock.claims) == 2
+    assert queued[3:] == [("payouts_dispatch", {}, 0.25)]
+
+
+@pytest.mark.parametrize(("held", "claims_after_three"), [
+    ("{in_ten_seconds}", 1),  # another process's dispatch, due in ten seconds: learnt once
+    ("1", 3),  # a flag without a due time (an older version's): asked every time, as before
+])
+def test_a_flag_another_process_set_tells_when_its_dispatch_is_due(api, merchant, queued, dispatch_clock,
+                                                                   django_capture_on_commit_callbacks,
+                                                                   held, claims_after_three):
+    fund(merchant, 5000)
+    held = held.format(in_ten_seconds=f"{dispatch_clock.now[0] + 10:.6f}")
+    assert shared_cache.flag_claim(payout_services.DISPATCH_FLAG, held, seconds=60) is None
+    dispatch_clock.claims.clear()
+
+    for number in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            create(api, amount=1000, referenceId=f"p-{number}")
+
+    assert queued == []  # the flag's setter sent the message
+    assert len(dispatch_clock.claims) == claims_after_three
 
 
 def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_payout(api, merchant, queued,
