@@ -40,6 +40,7 @@ from server import (
     ROOT,
     ApiClient,
     Autovacuum,
+    DispatchStandIn,
     Gunicorn,
     HarnessError,
     KeyPair,
@@ -212,7 +213,9 @@ def measure_all(scenarios: list[Scenario], sides: list[Side],
     duration = args.duration / args.rounds
     parts = {side.label: {scenario.name: [] for scenario in scenarios if scenario.peer or not side.peer}
              for side in sides}
-    with Autovacuum([side.database for side in sides]):  # the statistics a live database keeps current
+    # The statistics a live database keeps current, and the dispatch flag as the payout worker clears it.
+    with Autovacuum([side.database for side in sides]), \
+            DispatchStandIn([side.redis_dbs[0] for side in sides if not side.peer]):
         for round_number in range(1, args.rounds + 1):
             # The first round warms each code path up (imports, connections, caches); later ones only reconnect.
             warmup = args.warmup if round_number == 1 else min(args.warmup, LATER_WARMUP)

@@ -119,6 +119,62 @@ def connect(database: str) -> psycopg.Connection:
     return psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True, connect_timeout=10)
 
 
+class DispatchStandIn:
+    """What the payout worker's dispatch does to the flag the API reads after each payout, for a load run with no
+    worker (`run.py` measures the API alone). The flag holds the time its dispatch is due (README, Decision 119); the
+    worker deletes it when that message comes due, and until then the payouts of each gunicorn worker ask Redis
+    nothing. With no one to delete it, the flag the first payout set stayed for its minute, long past its due time,
+    and every later payout asked Redis about it: a round trip that production does not make. Every 10 ms this deletes
+    a flag of `redis_dbs` (each side's cache database) whose due time has passed, as the dispatch does first thing; a
+    flag without a due time (a tree from before them, under --compare) DELAY seconds after it first saw it, when
+    that tree's dispatch would have run. The messages themselves stay unread in the broker, as before.
+
+        with DispatchStandIn([3]):
+            ...  # the load
+    """
+
+    KEY = "payouts:dispatch"  # payments.payouts.services.DISPATCH_FLAG, in the raw Redis of config.cache
+    DELAY = 0.25  # payments.payouts.services.DISPATCH_DELAY_SECONDS
+
+    def __init__(self, redis_dbs: list[int], interval: float = 0.01):
+        import redis
+
+        self.clients = [redis.Redis(host="127.0.0.1", port=6379, db=db, socket_timeout=5) for db in redis_dbs]
+        self.interval = interval
+        self.cleared = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dispatch", daemon=True)
+
+    def __enter__(self) -> DispatchStandIn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        first_seen: dict[int, float] = {}  # by client: when it first saw the flag without a due time
+        while not self._stop.wait(self.interval):
+            for index, client in enumerate(self.clients):
+                try:
+                    held = client.get(self.KEY)
+                    if held is None:
+                        continue
+                    now = time.time()
+                    try:
+                        due = float(held)
+                    except ValueError:
+                        due = 0.0
+                    if due < 1e9:  # no due time ("1", a tree from before them): DELAY after it was first seen
+                        due = first_seen.setdefault(index, now) + self.DELAY
+                    if now >= due and client.delete(self.KEY):
+                        self.cleared += 1
+                        first_seen.pop(index, None)
+                except Exception:  # a hiccup of Redis: the next tick tries again
+                    continue
+
+
 class Autovacuum:
     """What autovacuum does on a live database, while a load runs: every `interval` seconds, VACUUM each table of
     `databases` past autovacuum's vacuum thresholds (dead rows, or rows inserted since its last vacuum), ANALYZE
