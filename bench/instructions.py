@@ -88,7 +88,7 @@ def child(tree: str, name: str, count: int) -> None:
     method, path, body_kind, setup, _ = SCENARIOS[name]
     values = setup(Api()) if setup else {}
     if body_kind == "payout":
-        # The first payout of a burst sends the dispatch message (payments.payouts.services._dispatch_soon), and a
+        # The first payout of a burst sends the dispatch message (payments.payouts.dispatch.dispatch_soon), and a
         # process's first message to the broker loads and connects its client: hundreds of millions of instructions
         # once. FEW and MANY run at once and share the flag, so that first message would fall in one run and not the
         # other (a payout's figure moved by 900,000 per request from one run to the next). Here each sends one
@@ -101,7 +101,10 @@ def child(tree: str, name: str, count: int) -> None:
 
         from config import cache
         from config.celery import task_enqueue
-        from payments.payouts import services as payouts
+        try:
+            from payments.payouts import dispatch as payouts
+        except ImportError:  # a tree from before that module (--compare)
+            from payments.payouts import services as payouts
 
         task_enqueue("payments.payouts.tasks.payouts_dispatch", countdown=3600)  # no worker reads this broker
         cache.flag_clear(payouts.DISPATCH_FLAG)  # one the setup's payouts left, for a minute only

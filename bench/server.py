@@ -133,8 +133,8 @@ class DispatchStandIn:
             ...  # the load
     """
 
-    KEY = "payouts:dispatch"  # payments.payouts.services.DISPATCH_FLAG, in the raw Redis of config.cache
-    DELAY = 0.25  # payments.payouts.services.DISPATCH_DELAY_SECONDS
+    KEY = "payouts:dispatch"  # payments.payouts.dispatch.DISPATCH_FLAG, in the raw Redis of config.cache
+    DELAY = 0.25  # payments.payouts.dispatch.DISPATCH_DELAY_SECONDS
 
     def __init__(self, redis_dbs: list[int], interval: float = 0.01):
         import redis

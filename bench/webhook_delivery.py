@@ -159,6 +159,7 @@ def main() -> int:
     from config.celery import app
     from payments.ledger import services as ledger
     from payments.models import Payout, PayoutStatus
+    from payments.payouts import dispatch as payout_dispatch
     from payments.payouts import services as payout_services
     from payments.payouts.validation import payout_request_validate
     from webhooks import services
@@ -268,7 +269,7 @@ def main() -> int:
         for name, path in (("fast", "/hook"), ("slow", f"/slow/{args.slow_ms}")):
             if not args.storm_events or (name == "slow" and not args.slow_ms):
                 continue
-            cache.flag_set(payout_services.DISPATCH_FLAG, seconds=60)  # no dispatch message: the task below alone
+            cache.flag_set(payout_dispatch.DISPATCH_FLAG, seconds=60)  # no dispatch message: the task below alone
             payout = payout_services.payout_create(merchant=merchant, livemode=False, data=payout_request_validate(
                 {"amount": 100, "referenceId": f"storm-{name}", "pixKeyType": "EVP", "pixKey": str(uuid.uuid4())},
                 merchant=merchant))

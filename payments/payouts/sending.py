@@ -18,13 +18,8 @@ from config import cache as shared_cache
 from config.celery import task_enqueue
 from payments import rails
 from payments.models import Payout, PayoutStatus
-from payments.payouts.services import (
-    DISPATCH_BATCH,
-    DISPATCH_FLAG,
-    payout_resolve,
-    payouts_complete,
-    payouts_start,
-)
+from payments.payouts.dispatch import DISPATCH_BATCH, DISPATCH_FLAG
+from payments.payouts.services import payout_resolve, payouts_complete, payouts_start
 from payments.payouts.worker import dispatch_list, dispatch_sent, payout_resend_claim, payouts_unfinished
 from payments.rails.base import OperationStatus, RailError
 

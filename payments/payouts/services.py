@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import string
-import time
 from collections.abc import Callable
 from datetime import UTC
 
@@ -27,9 +26,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
-from config import cache as shared_cache
 from config import inserts
-from config.celery import task_enqueue
 from config.codes import random_code
 from config.dates import sao_paulo_today
 from config.errors import DomainError, InvalidState, NotFound
@@ -38,6 +35,7 @@ from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
+from payments.payouts.dispatch import dispatch_soon
 from payments.payouts.serializers import payout_serialize
 from payments.payouts.worker import payouts_moved
 from payments.rails.base import OperationStatus
@@ -126,7 +124,7 @@ def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
                 # unique constraint), and the ledger lock is held only for the decision and the movement.
                 events_write([(event, deliveries)], rows=rows)
                 _reserve(payout, daily_max=daily_max)  # last, right before COMMIT
-        transaction.on_commit(_dispatch_soon)
+        transaction.on_commit(dispatch_soon)
     except IntegrityError:
         existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
                     .values_list("pk", flat=True).first())
@@ -211,70 +209,6 @@ def _daily_total_add(payout: Payout, amount: int) -> int:
             [Merchant._meta.pk.get_db_prep_value(payout.merchant_id, connection), payout.livemode,
              connection.ops.adapt_datefield_value(payout.local_date), amount])
         return cursor.fetchone()[0]
-
-
-# One dispatch message per burst of payouts, not one Celery message per payout (publishing one cost a fifth of a
-# payout's CPU in the web process): see _dispatch_soon.
-DISPATCH_FLAG = "payouts:dispatch"
-DISPATCH_FLAG_SECONDS = 60
-DISPATCH_BATCH = 1000
-# The dispatch runs this long after the first payout of a burst: the payouts accepted meanwhile go in its batches
-# (at 150 payouts a second, about 40 of them), instead of a task, a transaction and a confirmation each.
-DISPATCH_DELAY_SECONDS = 0.25
-# How far the worker's clock may run ahead of a web process's: a payout committed this long before a dispatch is due
-# is surely committed before that dispatch lists.
-DISPATCH_CLOCK_MARGIN_SECONDS = 0.05
-_dispatch_due = 0.0  # when the dispatch this process last learnt of is due (time.time()); see _dispatch_soon
-
-
-def _dispatch_soon() -> None:
-    """After a payout commits: make sure a worker will list the PENDING payouts soon. The payout that finds the flag
-    unset sets it and sends one `payouts_dispatch` message, due DISPATCH_DELAY_SECONDS later; the payouts after it,
-    until the worker clears the flag, find it set and send nothing. The worker clears the flag *before* it lists, so
-    a payout committed before the clear is in its list, and one committed after it sets the flag again. If the
-    message is lost, the payouts wait for the flag to expire (a minute) or for the reconciliation job, which starts
-    PENDING payouts older than 15 s.
-
-    The flag holds the time its dispatch is due, and a process keeps the latest it learnt (setting the flag, or
-    finding it set): a dispatch never runs before it is due (Celery holds a message until its ETA, which is no earlier
-    than that time), so a payout committed before then, less DISPATCH_CLOCK_MARGIN_SECONDS, is in that dispatch's
-    list whoever clears the flag meanwhile, and needs no round trip to Redis at all: in a burst, most payouts of each
-    process. The price: a process that read the due time of a flag whose setter then failed to send its message (the
-    broker down: the setter clears the flag) leaves its payouts of the next quarter second to the reconciliation job,
-    as every payout is left while the broker is down."""
-    global _dispatch_due
-    now = time.time()
-    if now < _dispatch_due - DISPATCH_CLOCK_MARGIN_SECONDS:
-        return
-    try:
-        due = now + DISPATCH_DELAY_SECONDS  # the message's ETA is counted from a later clock reading: no earlier
-        held = shared_cache.flag_claim(DISPATCH_FLAG, f"{due:.6f}", seconds=DISPATCH_FLAG_SECONDS)
-        if held is None:
-            try:
-                task_enqueue("payments.payouts.tasks.payouts_dispatch", countdown=DISPATCH_DELAY_SECONDS)
-            except Exception:
-                shared_cache.flag_clear(DISPATCH_FLAG)  # the next payout tries again
-                raise
-            _dispatch_due = due
-        else:
-            _dispatch_due = _due_time(held)
-    except Exception:  # the broker or Redis is down: the reconciliation job picks up PENDING payouts
-        logger.warning("payments.payout_dispatch_failed")
-
-
-def _due_time(held: str) -> float:
-    """A flag's due time; 0 (long past) for one that holds none (set by a version before due times, or not yet
-    written)."""
-    try:
-        return float(held)
-    except ValueError:
-        return 0.0
-
-
-def dispatch_due_forget() -> None:
-    """Forget the dispatch this process learnt of (a test that clears the flags starts from none)."""
-    global _dispatch_due
-    _dispatch_due = 0.0
 
 
 def _event_fields(payout: Payout, type: str, *, previous_status: str | None) -> dict:

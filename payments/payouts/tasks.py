@@ -25,7 +25,7 @@ def payout_process(*, payout_id: str) -> None:
 
 @shared_task(acks_late=True, ignore_result=True)
 def payouts_dispatch(*, after: list | None = None) -> int:
-    """One message per burst of new payouts (payments.payouts.services._dispatch_soon): a task per batch of PENDING
+    """One message per burst of new payouts (payments.payouts.dispatch.dispatch_soon): a task per batch of PENDING
     payouts. `after`: where the dispatch before it stopped, in a backlog longer than one dispatch."""
     return payouts.payouts_dispatch(after=after)
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from config import cache as shared_cache
-from payments.payouts import services as payouts
+from payments.payouts import dispatch as payouts
 from tests.bench import bench_module
 
 pytestmark = pytest.mark.redis

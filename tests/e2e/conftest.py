@@ -53,7 +53,7 @@ def enqueued(monkeypatch) -> dict[str, list[str]]:
 
     calls: dict[str, list[str]] = {"deliveries": [], "payouts": [], "retries": []}
     monkeypatch.setattr(services, "_enqueue", lambda ids: calls["deliveries"].extend(ids))
-    monkeypatch.setattr(payouts, "_dispatch_soon", lambda: calls["payouts"].append("dispatch"))
+    monkeypatch.setattr(payouts, "dispatch_soon", lambda: calls["payouts"].append("dispatch"))
 
     class _Retry:
         @staticmethod

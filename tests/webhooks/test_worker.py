@@ -26,6 +26,7 @@ from config import cache as shared_cache
 from config.celery import app as celery_app
 from payments.ledger import services as ledger
 from payments.models import Payout, PayoutStatus
+from payments.payouts import dispatch as payout_dispatch
 from payments.payouts import services as payout_services
 from payments.payouts.validation import payout_request_validate
 from tests.factories import MerchantFactory, UserFactory
@@ -247,7 +248,7 @@ def test_a_payout_task_is_not_held_behind_a_storm_of_deliveries(processes, recei
     merchant = MerchantFactory()
     ledger.adjustment_create(merchant=merchant, livemode=False, amount=10_000, reason="fund",
                              staff=UserFactory(is_staff=True))
-    shared_cache.flag_set(payout_services.DISPATCH_FLAG, seconds=60)  # no dispatch message: the task below alone
+    shared_cache.flag_set(payout_dispatch.DISPATCH_FLAG, seconds=60)  # no dispatch message: the task below alone
     payout = payout_services.payout_create(merchant=merchant, livemode=False, data=payout_request_validate(
         {"amount": 1_000, "referenceId": "storm", "pixKeyType": "EVP", "pixKey": str(uuid.uuid4())},
         merchant=merchant))

@@ -20,8 +20,8 @@ from accounts.models import AccountEvent
 from config import cache as shared_cache
 from payments.ledger.services import adjustment_create
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
+from payments.payouts import dispatch as payout_dispatch
 from payments.payouts import sending
-from payments.payouts import services as payout_services
 from payments.payouts import tasks as payout_tasks
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.helpers import ISO_MS_Z, UUID, envelope, events_of, statement
@@ -352,7 +352,7 @@ def dispatch_clock(monkeypatch) -> list[float]:
     """The clock payouts read their dispatch's due time against (one-item list: move it), and every flag claim the
     payouts make (each a round trip to Redis) counted in `dispatch_clock.claims`."""
     now = [1_800_000_000.0]
-    monkeypatch.setattr(payout_services, "time", SimpleNamespace(time=lambda: now[0]))
+    monkeypatch.setattr(payout_dispatch, "time", SimpleNamespace(time=lambda: now[0]))
     claims = []
     real_claim = shared_cache.flag_claim
 
@@ -362,7 +362,7 @@ def dispatch_clock(monkeypatch) -> list[float]:
 
     monkeypatch.setattr(shared_cache, "flag_claim", claim)
     # The flag's value, as another process reads it (not counted).
-    held = lambda: real_claim(payout_services.DISPATCH_FLAG, "", seconds=60)  # noqa: E731
+    held = lambda: real_claim(payout_dispatch.DISPATCH_FLAG, "", seconds=60)  # noqa: E731
     return SimpleNamespace(now=now, claims=claims, held=held)
 
 
@@ -380,7 +380,7 @@ def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchan
         second = create(api, amount=1000, referenceId="p-2")
     assert queued == [("payouts_dispatch", {}, 0.25)]
 
-    dispatch_clock.now[0] += payout_services.DISPATCH_DELAY_SECONDS  # the message is due: the worker runs it
+    dispatch_clock.now[0] += payout_dispatch.DISPATCH_DELAY_SECONDS  # the message is due: the worker runs it
     assert sending.payouts_dispatch() == 2
     assert queued[1:] == [("payouts_process", {"payout_ids": [first["id"], second["id"]]})]  # one task for both
     with django_capture_on_commit_callbacks(execute=True):
@@ -398,11 +398,11 @@ def test_until_its_dispatch_is_due_a_process_asks_redis_nothing_after_a_payout(a
 
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-1")
-    assert (queued, dispatch_clock.claims) == ([("payouts_dispatch", {}, 0.25)], [payout_services.DISPATCH_FLAG])
-    due = start + payout_services.DISPATCH_DELAY_SECONDS
+    assert (queued, dispatch_clock.claims) == ([("payouts_dispatch", {}, 0.25)], [payout_dispatch.DISPATCH_FLAG])
+    due = start + payout_dispatch.DISPATCH_DELAY_SECONDS
     assert float(dispatch_clock.held()) == pytest.approx(due)  # what other processes learn from the flag
 
-    dispatch_clock.now[0] = due - payout_services.DISPATCH_CLOCK_MARGIN_SECONDS - 0.001
+    dispatch_clock.now[0] = due - payout_dispatch.DISPATCH_CLOCK_MARGIN_SECONDS - 0.001
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-2")
     assert sending.payouts_dispatch(after=None) == 2  # another dispatch (a worker starting, say) clears the flag
@@ -431,7 +431,7 @@ def test_a_flag_another_process_set_tells_when_its_dispatch_is_due(api, merchant
                                                                    held, claims_after_three):
     fund(merchant, 5000)
     held = held.format(in_ten_seconds=f"{dispatch_clock.now[0] + 10:.6f}")
-    assert shared_cache.flag_claim(payout_services.DISPATCH_FLAG, held, seconds=60) is None
+    assert shared_cache.flag_claim(payout_dispatch.DISPATCH_FLAG, held, seconds=60) is None
     dispatch_clock.claims.clear()
 
     for number in range(3):
