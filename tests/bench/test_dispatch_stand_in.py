@@ -34,15 +34,16 @@ def test_the_stand_in_clears_the_flag_when_its_dispatch_is_due_as_the_worker_doe
         payouts.DISPATCH_FLAG, payouts.DISPATCH_DELAY_SECONDS)
     database = shared_cache.redis_client().connection_pool.connection_kwargs["db"]
     with server.DispatchStandIn([database]) as stand_in:
-        shared_cache.flag_claim(payouts.DISPATCH_FLAG, f"{time.time() - 1:.6f}", seconds=60)  # overdue
+        assert _held() is None
+        assert shared_cache.flag_claim(payouts.DISPATCH_FLAG, f"{time.time() - 1:.6f}", seconds=60) is None  # overdue
         assert _wait_until_cleared(0.5) is not None
 
-        shared_cache.flag_claim(payouts.DISPATCH_FLAG, f"{time.time() + 0.3:.6f}", seconds=60)
+        assert shared_cache.flag_claim(payouts.DISPATCH_FLAG, f"{time.time() + 0.3:.6f}", seconds=60) is None
         time.sleep(0.15)
         assert _held() is not None  # not before it is due
         assert _wait_until_cleared(1.0) is not None
 
-        shared_cache.flag_set(payouts.DISPATCH_FLAG, seconds=60)  # no due time: a quarter second after it is seen
+        assert shared_cache.flag_set(payouts.DISPATCH_FLAG, seconds=60)  # no due time: cleared 0.25 s after seen
         waited = _wait_until_cleared(1.0)
         assert waited is not None and waited >= 0.2
     assert stand_in.cleared == 3
