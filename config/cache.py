@@ -112,6 +112,8 @@ def _flag_path(key: str) -> Path:
 def flag_set(key: str, *, seconds: int) -> bool:
     """Set a flag that every process of this installation sees, unless it is set: True for the one caller that set
     it. Redis when configured; else a file created exclusively (atomic across processes), expired by its age."""
+    if redis_client() is not None:
+        return set_if_absent(key, "1", seconds=seconds)  # the SET alone: no GET of a value no caller reads
     return flag_claim(key, "1", seconds=seconds) is None
 
 
