@@ -11,14 +11,14 @@ met by any implementation of the endpoint on this stack and machine (README, "Pe
 - `POST /floor/post`: no database at all (authentication, the JSON body, a 201).
 - `POST /floor/payin`: a PIX charge and its `payin.created` event (the outbox row that makes the webhook
   impossible to lose) in one INSERT statement.
+- `POST /floor/payout`: a payout's write set in one statement: the merchant's available balance debited under its
+  condition (the hot row), the in-flight balance credited, the day's payout total, the payout, its audit-log entry,
+  its event, the ledger movement and its two entries (SPEC §4.3, §5).
 
-The rows are the real endpoint's, byte for byte in size: the charge keeps the request's customer and items, and the
+The rows are the real endpoint's, of the same size: the charge keeps the request's customer and items, and the
 event carries the whole object, as the webhook is sent from that row (a payload of the object's id alone, as the
 floors wrote until 2026-11-29, left PostgreSQL a tenth of the JSON to parse and store). The object's shape is the
 service's own serialization of the template's row, made once; a request puts its own values into a copy.
-- `POST /floor/payout`: a payout's write set in one statement: the merchant's available balance debited under its
-  condition (the hot row), the in-flight balance credited, the day's payout total, the payout, its event, the ledger
-  movement and its two entries (SPEC §4.3, §5).
 
 Never part of the service: only gunicorn started by `bench/run.py --floor` loads it.
 """
@@ -123,16 +123,11 @@ class PostFloorApi(ApiView):
         return Response({"id": str(uuid.uuid4()), "amount": request.data["amount"]}, status=201)
 
 
-def _event(merchant, livemode: bool, type: str, obj: dict) -> Model:
-    event, _ = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj, endpoints=[])
-    return event
-
-
 def _with_event(rows: list[tuple[str, Model]], obj: dict, merchant, livemode: bool, type: str,
                 **head) -> Template:
     """A template of `rows` with their event after the first (the object `obj` announces), as the endpoint writes
     them."""
-    event = _event(merchant, livemode, type, obj)
+    event, _ = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj, endpoints=[])
     template = Template([rows[0], ("event", event), *rows[1:]], **head)
     template.payload, template.object = event.payload, obj
     return template

@@ -94,8 +94,8 @@ def child(tree: str, name: str, count: int) -> None:
         # other (a payout's figure moved by 900,000 per request from one run to the next). Here each sends one
         # message itself, and the flag is set for longer than any run, so no measured payout sends another. Its
         # dispatch is due in an hour, so the first measured payout learns that from the flag and the others commit
-        # before it is due, with no round trip to Redis: in a burst, a process asks the flag once per dispatch (about
-        # every quarter second), and the payouts between ask nothing. A tree from before due times (--compare) sets
+        # before it is due, with no round trip to Redis: the upper bound of what a burst saves (there, from the due
+        # time until the worker clears the flag, payouts ask again). A tree from before due times (--compare) sets
         # the flag without one, and each of its payouts asks, as they did.
         import time
 
