@@ -39,7 +39,7 @@ from django.conf import settings  # noqa: E402
 from django.db.models import Model  # noqa: E402
 from django.urls import path  # noqa: E402
 from django.utils import timezone  # noqa: E402
-from psycopg.types.json import Jsonb  # noqa: E402
+from psycopg.types.json import Jsonb as _Jsonb  # noqa: E402
 from rest_framework.request import Request  # noqa: E402
 from rest_framework.response import Response  # noqa: E402
 
@@ -65,6 +65,11 @@ from webhooks.services import event_build  # noqa: E402
 
 # The length of a real dynamic BR Code of the bench merchant.
 PIX_PAYLOAD = "00020101021226" + "0" * 140 + "6304ABCD"
+
+
+def Jsonb(value: Any) -> _Jsonb:
+    """A JSON column's value with its text written as the service writes its own (`config.inserts._json_text`)."""
+    return _Jsonb(value, dumps=inserts._json_text)
 
 
 class Template:

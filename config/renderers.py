@@ -24,15 +24,25 @@ def _refuse(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
+def plain_json(data: Any) -> bytes | None:
+    """orjson's JSON of `data` when it is made of JSON's own types only (dicts with string keys, lists, tuples,
+    strings, integers within 64 bits, booleans, None, floats), the standard library's JSON of it then; None for
+    anything else, which the caller gives to its own encoder. The renderer below and `config.inserts` (JSON
+    columns) use it."""
+    try:
+        return orjson.dumps(data, default=_refuse, option=_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError: a value only the caller's encoder writes
+        return None
+
+
 class ApiJSONRenderer(JSONRenderer):
     def render(self, data: Any, accepted_media_type: str | None = None,
                renderer_context: dict | None = None) -> bytes:
         if data is None or not self.compact or self.ensure_ascii or not self.strict or self.get_indent(
                 accepted_media_type, renderer_context or {}) is not None:
             return super().render(data, accepted_media_type, renderer_context)
-        try:
-            body = orjson.dumps(data, default=_refuse, option=_OPTIONS)
-        except TypeError:  # orjson.JSONEncodeError is a TypeError: a value only DRF's encoder writes
+        body = plain_json(data)
+        if body is None:  # a value only DRF's encoder writes
             return super().render(data, accepted_media_type, renderer_context)
         for raw, escaped in _LINE_SEPARATORS:
             if raw in body:

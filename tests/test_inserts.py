@@ -7,9 +7,11 @@ from datetime import date
 from types import SimpleNamespace
 
 import pytest
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DataError, IntegrityError, connection, transaction
 
 from config import inserts
+from config.numbered import _NUMBERED_CACHED_LENGTH, numbered
 from payments.ledger import services as ledger
 from payments.models import AccountKind, LedgerEntry, LedgerTransaction, LineType
 from webhooks.models import Event
@@ -95,9 +97,67 @@ def test_parameters_are_what_djangos_conversion_gives(merchant, late):
                   card={"brand": "visa"} if late else None, paid_at=elsewhere if late else None,
                   created_at=now, updated_at=elsewhere)
     _, fields = inserts._statement(Payin)
-    expected = [field.get_db_prep_save(field.pre_save(payin, True), connection) for field in fields]
+    expected = [_comparable(field.get_db_prep_save(field.pre_save(payin, True), connection)) for field in fields]
 
-    assert [_comparable(v) for v in inserts._params(payin)] == [_comparable(v) for v in expected]
+    assert inserts._values_written(Payin) is not None  # the written-out function, not the loop
+    assert [_comparable(v) for v in inserts._params(payin)] == expected
+    # An instance without some attribute (a deferred field, read through Django) takes the loop, to the same values.
+    loaded = Payin(**{field.attname: getattr(payin, field.attname) for field in fields})
+    del loaded.__dict__["description"]
+    loaded.refresh_from_db = lambda fields: setattr(loaded, "description", payin.description)
+    assert [_comparable(v) for v in inserts._params(loaded)] == expected
+
+
+def test_json_columns_are_wrapped_directly_only_where_that_is_djangos_whole_conversion():
+    """On PostgreSQL a JSONField's dict or list goes straight into psycopg's Jsonb (what Django's four layers of
+    conversion end in); another value (a string: JSON text of a string) still takes Django's way, and on SQLite
+    (JSON text made by Django) the shortcut is never taken."""
+    from django.db import models
+    from psycopg.types.json import Jsonb
+
+    from payments.models import Payin
+
+    postgres = connection.vendor == "postgresql"
+    assert inserts._json_wrapper(Payin._meta.get_field("metadata"), connection) is (Jsonb if postgres else None)
+    assert inserts._json_wrapper(Payin._meta.get_field("payer_ip"), connection) is None
+    custom = models.JSONField(encoder=None)
+    custom.get_db_prep_save = lambda value, connection: "changed"  # a conversion of its own: not the wrapper's
+    assert inserts._json_wrapper(custom, connection) is None
+    assert inserts._json_wrapper(models.JSONField(encoder=DjangoJSONEncoder), connection) is None  # its own dumps
+    payin = Payin(metadata="text", customer={"a": 1}, items=[1])
+    fields = inserts._statement(Payin)[1]
+    values = dict(zip([f.attname for f in fields], inserts._params(payin), strict=True))
+    for name in ("metadata", "customer", "items"):
+        made = Payin._meta.get_field(name).get_db_prep_save(getattr(payin, name), connection)
+        assert _comparable(values[name]) == _comparable(made)
+
+
+@pytest.mark.parametrize("value", [
+    {"name": "Zoë \u2028 ☕", "n": [1, -2, 2**63 - 1, None, True, 0.5], "nested": {"": [{}]}},
+    {"big": 2**70}, ["a", {"b": "c"}],
+], ids=["json types", "beyond 64 bits", "list"])
+def test_json_text_means_what_the_standard_library_writes(value):
+    """`_json_text` (orjson where it writes the same JSON): the same value read back as the standard library's text
+    gives; an integer orjson cannot write goes to the standard library."""
+    import json
+
+    text = inserts._json_text(value)
+    assert json.loads(text) == json.loads(json.dumps(value)) == value
+
+
+def test_json_text_raises_what_the_standard_library_raises_for_a_type_json_lacks():
+    with pytest.raises(TypeError):
+        inserts._json_text({"when": date(2026, 1, 1)})
+    with pytest.raises(TypeError):
+        inserts._json_text({object(): "a key JSON cannot have"})
+
+
+@pytest.mark.postgres
+def test_json_columns_written_by_the_shortcut_read_back_as_sent(merchant):
+    stored = event(merchant)
+    stored.payload = {"object": {"name": "Zoë ☕", "items": [{"q": 2**40}], "none": None}, "big": 2**70}
+    inserts.insert(stored)
+    assert Event.objects.get(pk=stored.pk).payload == stored.payload
 
 
 def test_only_fields_whose_conversion_keeps_the_value_are_plain():
@@ -133,13 +193,13 @@ def test_a_then_query_runs_in_the_same_statement_and_its_error_leaves_no_row(mer
 
 
 def test_placeholders_are_numbered_as_psycopg_numbers_them():
-    assert inserts.numbered("SELECT %s, '100%%', %s") == "SELECT $1, '100%', $2"
+    assert numbered("SELECT %s, '100%%', %s") == "SELECT $1, '100%', $2"
     long = "SELECT " + ", ".join(["%s"] * 5000)  # beyond the numbered statements kept: numbered all the same
-    assert len(long) > inserts._NUMBERED_CACHED_LENGTH
-    assert inserts.numbered(long) == "SELECT " + ", ".join(f"${n}" for n in range(1, 5001))
+    assert len(long) > _NUMBERED_CACHED_LENGTH
+    assert numbered(long) == "SELECT " + ", ".join(f"${n}" for n in range(1, 5001))
     for stray in ("SELECT 5 %d", "SELECT '%'"):
         with pytest.raises(ValueError, match="only %s placeholders"):
-            inserts.numbered(stray)
+            numbered(stray)
 
 
 @pytest.mark.postgres
