@@ -19,6 +19,7 @@ from django.utils.translation import gettext
 
 from accounts.models import Merchant
 from accounts.selectors import merchant_city, merchant_display_name
+from accounts.signals import MEMO_ATTRIBUTE
 from config import inserts
 from config.dates import sao_paulo_date
 from config.errors import DomainError, InvalidState
@@ -41,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 
 PIX_FALLBACK_NAME = "PAGAMENTOS"
+_PIX_NAMES = "payins.pix_names"  # its key in a cached merchant's memo (MEMO_ATTRIBUTE)
 
 
 class RailUnavailable(DomainError):
@@ -129,16 +131,28 @@ def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime, dynamic: bool)
         payin.pix_txid = payin.id.hex
         return
     payin.pix_txid = pix.txid_generate()
-    # Fields 59 and 60 are never empty: a name or city with no ASCII letter or digit left after folding ("☕☕")
-    # gives way to the platform's name and the PIX_MERCHANT_CITY setting.
-    name = merchant_display_name(payin.merchant)
-    if not pix.fold_ascii(name, pix.NAME_MAX_LENGTH):
-        name = PIX_FALLBACK_NAME
-    city = merchant_city(payin.merchant, settings.PIX_MERCHANT_CITY)
-    if not pix.fold_ascii(city, pix.CITY_MAX_LENGTH):
-        city = settings.PIX_MERCHANT_CITY
+    name, city = _pix_names(payin.merchant)
     payin.pix_payload = pix.build(pix_key=settings.PIX_KEY, amount_cents=payin.amount, merchant_name=name,
                                   merchant_city=city, txid=payin.pix_txid)
+
+
+def _pix_names(merchant: Merchant) -> tuple[str, str]:
+    """The merchant's name and city for fields 59 and 60, never empty: a name or city with no ASCII letter or digit
+    left after folding ("☕☕") gives way to the platform's name and the PIX_MERCHANT_CITY setting. Kept with a
+    merchant held by the API's key cache (`accounts.signals.MEMO_ATTRIBUTE`: a change to its name or KYC drops it):
+    the KYC read raised and caught twice a charge when there is none, 60,000 instructions."""
+    memo = merchant.__dict__.get(MEMO_ATTRIBUTE)
+    if memo is not None and _PIX_NAMES in memo:
+        return memo[_PIX_NAMES]
+    name = merchant_display_name(merchant)
+    if not pix.fold_ascii(name, pix.NAME_MAX_LENGTH):
+        name = PIX_FALLBACK_NAME
+    city = merchant_city(merchant, settings.PIX_MERCHANT_CITY)
+    if not pix.fold_ascii(city, pix.CITY_MAX_LENGTH):
+        city = settings.PIX_MERCHANT_CITY
+    if memo is not None:
+        memo[_PIX_NAMES] = name, city
+    return name, city
 
 
 def _boleto_prepare(payin: Payin, *, due_date: date, instructions: str) -> None:

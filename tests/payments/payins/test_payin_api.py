@@ -304,6 +304,26 @@ def test_a_pix_charge_of_a_merchant_named_without_ascii_letters(db, api_client_f
     assert fields["59"] and fields["60"]
 
 
+def test_the_name_and_city_in_the_br_code_follow_a_kyc_submission(db, api_client_for):
+    """The folded name and city are kept with the merchant the key cache holds (payins.services._pix_names); a KYC
+    submission drops that merchant (accounts.signals.merchant_changed), so the next charge shows the new ones."""
+    from accounts.services import KycData, kyc_submit
+
+    merchant = MerchantFactory(name="Loja Antiga", kyc_status="NOT_SUBMITTED")  # test keys work before KYC
+    client = api_client_for(*ApiKeyFactory.with_secret(merchant=merchant, livemode=False))
+    first = [pix.parse(client.post("/payin", payin_body("PIX"), format="json").json()["pix"]["qrcode"])
+             for _ in range(2)]
+    kyc_submit(merchant=merchant, actor=merchant.owner, data=KycData(
+        legal_name="Padaria Nova LTDA", trading_name="Padaria Nova", document="11222333000181", document_type="CNPJ",
+        street="Rua A", number="1", complement="", city="Curitiba", state="PR", zip_code="80000000",
+        phone="41999999999", website="", document_file=None))
+    after = pix.parse(client.post("/payin", payin_body("PIX"), format="json").json()["pix"]["qrcode"])
+
+    default_city = pix.fold_ascii(settings.PIX_MERCHANT_CITY, pix.CITY_MAX_LENGTH)
+    assert [(f["59"], f["60"]) for f in first] == [("Loja Antiga", default_city)] * 2
+    assert (after["59"], after["60"]) == ("Padaria Nova", "Curitiba")
+
+
 @pytest.mark.parametrize(("amount", "fee"), [
     (10050, 99),  # 99.495 → 99
     (150, 1),  # 1.485 → 1
