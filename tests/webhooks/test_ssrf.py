@@ -3,6 +3,7 @@ to checked again at delivery (DNS rebinding)."""
 
 import pytest
 from django.db import transaction
+from django.utils import translation
 
 from config.errors import DomainError
 from tests.factories import MerchantFactory
@@ -10,6 +11,15 @@ from tests.webhooks.receiver import start_receiver
 from webhooks import delivery as deliveries
 from webhooks import services, ssrf
 from webhooks.models import Delivery
+
+
+@pytest.fixture(autouse=True)
+def _english():
+    """The messages below are matched in English: the project's default language is Portuguese, and a test run
+    alone (no earlier test left English active in the thread) would otherwise see them translated."""
+    with translation.override("en"):
+        yield
+
 
 HOSTILE = [
     "https://127.0.0.1/hook",
