@@ -22,11 +22,11 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, router, transaction
 from django.db.models import Model
 from django.db.models.base import ModelState
 from django.db.models.fields import AutoFieldMixin
-from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute, ForwardManyToOneDescriptor
 from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
 
@@ -54,6 +54,15 @@ class _Plan(NamedTuple):
     computed: tuple  # (attname, name of the related object or None, default) for defaults made anew on each call
     related: dict  # name of a many-to-one related object: its attname
     names: frozenset  # the keywords `new` builds itself: attnames and related objects' names
+    links: dict  # name of a ForeignKey's related object: _Link
+
+
+class _Link(NamedTuple):
+    """What Django's descriptor writes when a ForeignKey's related object is set (`_link`)."""
+
+    model: type[Model]  # the related model (its concrete one)
+    pairs: tuple  # (attname here, the related object's attname whose value it takes)
+    cache_name: str
 
 
 # The class attributes through which Django's __init__ writes a field's attname into the instance's __dict__: a plain
@@ -69,13 +78,18 @@ def _construction(model: type[Model]) -> _Plan | None:
     if pre_init.has_listeners(model) or post_init.has_listeners(model):
         return None
     template: dict = {"_state": None}
-    computed, related = [], {}
+    computed, related, links = [], {}, {}
     for field in model._meta.concrete_fields:
         if type(inspect.getattr_static(model, field.attname, None)) not in _DICT_WRITTEN:
             return None
         name = field.name if field.is_relation and field.many_to_one else None
         if name is not None:
             related[name] = field.attname
+            if (type(field) is models.ForeignKey and field.remote_field.multiple
+                    and type(inspect.getattr_static(model, name)) is ForwardManyToOneDescriptor):
+                links[name] = _Link(field.remote_field.model._meta.concrete_model,
+                                    tuple((lh.attname, rh.attname) for lh, rh in field.related_fields),
+                                    field.cache_name)
         if field.generated:  # never set on a new instance
             continue
         # Django's get_default() returns the same value on every call unless the default is a callable or a
@@ -85,7 +99,13 @@ def _construction(model: type[Model]) -> _Plan | None:
             computed.append((field.attname, name, field.get_default))
         else:
             template[field.attname] = field.get_default()
-    return _Plan(template, tuple(computed), related, frozenset(template.keys() - {"_state"} | related.keys()))
+    return _Plan(template, tuple(computed), related, frozenset(template.keys() - {"_state"} | related.keys()), links)
+
+
+def declared(model: type[Model]) -> bool:
+    """Whether `new` builds the model's instances from its declarations (`_construction`): no init signal
+    receivers, every field's attribute written into the instance's __dict__."""
+    return _construction(model) is not None
 
 
 def new(model: type[M], **values: Any) -> M:
@@ -108,10 +128,27 @@ def new(model: type[M], **values: Any) -> M:
         if attname not in values and name not in values:
             attributes[attname] = default()
     instance = model.__new__(model)
-    instance.__dict__.update(attributes)
+    instance.__dict__ = attributes
     for name, obj in objects:
-        setattr(instance, name, obj)
+        link = plan.links.get(name)
+        if link is None or type(obj) is not link.model or obj._state.db is None or router.routers:
+            setattr(instance, name, obj)
+        else:
+            _link(instance, link, obj)
     return instance
+
+
+def _link(instance: Model, link: _Link, obj: Model) -> None:
+    """`instance.<foreign key> = obj` as Django's descriptor does it for a new instance when no database router is
+    configured and `obj` is saved: the instance takes `obj`'s database (the router's answer without routers, and
+    the relation it then allows), the key's value from `obj`, and caches `obj`. Each step of the descriptor's
+    `__set__` costs a call or two (the routers' lookups, a setattr per key through another descriptor): 20,000
+    instructions per object set, against a few hundred here. `tests/test_inserts.py` holds both ways to the same
+    instance, and a router configured sends every object to the descriptor."""
+    instance._state.db = obj._state.db
+    for attname, remote_attname in link.pairs:
+        instance.__dict__[attname] = getattr(obj, remote_attname)
+    instance._state.fields_cache[link.cache_name] = obj
 
 
 @functools.cache
@@ -263,79 +300,6 @@ def execute(sql: str, params: list, *, fetch: bool | str = False) -> tuple | lis
         if fetch == "all":
             return cursor.fetchall()
         return cursor.fetchone() if fetch else None
-
-
-def returned(model: type[M], sql: str, params: list) -> M | None:
-    """The instance made of the first row of a statement that answers every concrete column of `model` in field
-    order (an INSERT or UPDATE … RETURNING them, a SELECT of them), or None when it answers no row: what
-    `next(iter(model.objects.raw(sql, params)), None)` gives, without the raw query's per-call work (its column
-    map, field lookups and converters, found again on every call: a millisecond of the worker's CPU per payout
-    on the simulator's books). On PostgreSQL the values are bound by the server (`execute`); elsewhere Django's
-    cursor runs the statement. `tests/test_inserts.py` holds both ways to the same instances."""
-    found = returned_all(model, sql, params)
-    return found[0] if found else None
-
-
-def returned_all(model: type[M], sql: str, params: list, *, extra: tuple[str, ...] = ()) -> list[M]:
-    """`returned` for every row the statement answers, in its order. `extra`: the names of columns the statement
-    answers after the model's, each set on the instance as it comes (a raw query's annotations)."""
-    if connection.vendor == "postgresql":
-        rows = execute(sql, params, fetch="all")
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-    converters = _converters(model)
-    width = len(model._meta.concrete_fields)
-    make = _loader(model, connection.alias)
-    instances = []
-    for row in rows:
-        values = list(row[:width])
-        for position, field_converters, column in converters:
-            for converter in field_converters:
-                values[position] = converter(values[position], column, connection)
-        instance = make(values)
-        for name, value in zip(extra, row[width:], strict=True):
-            setattr(instance, name, value)
-        instances.append(instance)
-    return instances
-
-
-@functools.cache
-def _loader(model: type[M], alias: str):
-    """What makes an instance of a row's values (every concrete field's, in field order): `model.from_db`, or, for a
-    model `new` builds from its declarations and whose `from_db` is Django's, the same instance made by filling its
-    attributes at once: Django's positional `__init__` writes each value through the field's class attribute (a
-    plain one, or a foreign key's whose __set__ only clears a cached related object, which a new instance has none
-    of), then `from_db` marks it as loaded from `alias`. On the worker's payouts, Django's way was a third of its
-    CPU per payout. `tests/test_inserts.py` holds both ways to the same instances."""
-    if _construction(model) is None or model.from_db.__func__ is not Model.from_db.__func__:
-        return functools.partial(model.from_db, alias, None)
-    attnames = tuple(field.attname for field in model._meta.concrete_fields)
-    new_object = model.__new__
-
-    def make(values: list) -> M:
-        state = ModelState()
-        state.adding, state.db = False, alias
-        instance = new_object(model)
-        instance.__dict__ = {"_state": state, **dict(zip(attnames, values, strict=True))}
-        return instance
-
-    return make
-
-
-@functools.cache
-def _converters(model: type[Model]) -> tuple:
-    """(position, converters, column) of each concrete field whose database value Django converts when it reads a
-    row (a JSON field; a datetime on SQLite), as a queryset's compiler finds them."""
-    real = connections[DEFAULT_DB_ALIAS]
-    found = []
-    for position, field in enumerate(model._meta.concrete_fields):
-        column = field.get_col(model._meta.db_table)
-        converters = real.ops.get_db_converters(column) + column.get_db_converters(real)
-        if converters:
-            found.append((position, tuple(converters), column))
-    return tuple(found)
 
 
 def plain_position(model: type[Model], attname: str) -> int:

@@ -10,7 +10,7 @@ import pytest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DataError, IntegrityError, connection, transaction
 
-from config import inserts
+from config import inserts, readback
 from config.numbered import _NUMBERED_CACHED_LENGTH, numbered
 from payments.ledger import services as ledger
 from payments.models import AccountKind, LedgerEntry, LedgerTransaction, LineType
@@ -279,6 +279,23 @@ def test_new_makes_the_instance_djangos_keyword_path_makes(merchant):
             assert obj is values.get(name, obj)
 
 
+def test_a_related_object_goes_through_djangos_descriptor_whenever_a_router_is_configured(merchant, monkeypatch):
+    """`inserts._link` stands for the descriptor only without database routers: with one, the router decides (here
+    it refuses the relation, and `new` raises as Django does)."""
+    from django.db import router
+
+    from payments.models import Payin
+
+    class Refusing:
+        def allow_relation(self, obj1, obj2, **hints):
+            return False
+
+    assert inserts.new(Payin, merchant=merchant).merchant is merchant
+    monkeypatch.setitem(router.__dict__, "routers", [Refusing()])
+    with pytest.raises(ValueError, match="router prevents"):
+        inserts.new(Payin, merchant=merchant)
+
+
 def test_new_refuses_or_hands_to_django_what_it_does_not_build(merchant):
     from payments.models import Payin
 
@@ -317,11 +334,11 @@ def test_returned_makes_the_instance_a_raw_query_makes(merchant):
     inserts.insert(stored)
     sql = _returning_all(Event)
     pk = Event._meta.pk.get_db_prep_value(stored.pk, connection)
-    mine = inserts.returned(Event, sql, [pk])
+    mine = readback.returned(Event, sql, [pk])
     djangos = next(iter(Event.objects.raw(sql, [pk])))
     assert _instance_state(mine) == _instance_state(djangos)
     assert (mine.payload, mine.created_at, mine.merchant_id) == ({"a": [1, "é"]}, stored.created_at, merchant.pk)
-    assert inserts.returned(Event, sql, [Event._meta.pk.get_db_prep_value(uuid.uuid4(), connection)]) is None
+    assert readback.returned(Event, sql, [Event._meta.pk.get_db_prep_value(uuid.uuid4(), connection)]) is None
 
 
 def test_returned_answers_the_row_a_statement_changed(merchant):
@@ -332,7 +349,7 @@ def test_returned_answers_the_row_a_statement_changed(merchant):
     columns = ", ".join(quote(field.column) for field in Event._meta.concrete_fields)
     sql = (f"UPDATE {quote(Event._meta.db_table)} SET {quote('type')} = %s "
            f"WHERE {quote('id')} = %s RETURNING {columns}")
-    changed = inserts.returned(Event, sql, ["payin.paid", Event._meta.pk.get_db_prep_value(stored.pk, connection)])
+    changed = readback.returned(Event, sql, ["payin.paid", Event._meta.pk.get_db_prep_value(stored.pk, connection)])
     assert (changed.pk, changed.type, changed.payload) == (stored.pk, "payin.paid", {"a": [1, "é"]})
     assert Event.objects.get(pk=stored.pk).type == "payin.paid"
 
@@ -342,14 +359,14 @@ def test_returned_sets_the_columns_after_the_models_as_a_raw_query_sets_its_anno
     inserts.insert(first, second)
     sql = _returning_all(Event).replace(" FROM ", ", 40 + 2 AS answer FROM ").replace(" = %s", " IN (%s, %s)")
     pks = [Event._meta.pk.get_db_prep_value(e.pk, connection) for e in (first, second)]
-    mine = sorted(inserts.returned_all(Event, sql, pks, extra=("answer",)), key=lambda e: e.created_at)
+    mine = sorted(readback.returned_all(Event, sql, pks, extra=("answer",)), key=lambda e: e.created_at)
     djangos = sorted(Event.objects.raw(sql, pks), key=lambda e: e.created_at)
     assert [_instance_state(e) for e in mine] == [_instance_state(e) for e in djangos]
     assert [(e.pk, e.answer) for e in mine] == [(first.pk, 42), (second.pk, 42)]
 
 
 def test_returned_rows_of_the_workers_models_are_the_instances_a_raw_query_makes(merchant):
-    """Built from the declarations (`inserts._loader`): a payout (a foreign key, a date, datetimes, JSON; a failed
+    """Built from the declarations (`readback._loader`): a payout (a foreign key, a date, datetimes, JSON; a failed
     one, outside the day's total) and the simulator's books, the same attributes and state as Django's `from_db`
     gives, with nothing cached."""
     from payments.models import Payout, SimulatorOperation
@@ -360,16 +377,16 @@ def test_returned_rows_of_the_workers_models_are_the_instances_a_raw_query_makes
     operation = SimulatorOperation(key=str(uuid.uuid4()), livemode=False, kind="payout", amount=100, status="PENDING")
     inserts.insert(payout, operation)
     for model, pk in ((Payout, payout.pk), (SimulatorOperation, operation.pk)):
-        assert inserts._loader(model, connection.alias).__name__ == "make"  # not Django's from_db
+        assert readback._loader(model, connection.alias).__name__ == "make"  # not Django's from_db
         sql = _returning_all(model)
         value = model._meta.pk.get_db_prep_value(pk, connection)
-        mine = inserts.returned(model, sql, [value])
+        mine = readback.returned(model, sql, [value])
         djangos = next(iter(model.objects.raw(sql, [value])))
         assert _instance_state(mine) == _instance_state(djangos), model.__name__
         assert list(vars(mine)) == list(vars(djangos))  # the attributes in Django's order too
         assert mine._state.fields_cache == {}
     value = Payout._meta.pk.get_db_prep_value(payout.pk, connection)
-    assert inserts.returned(Payout, _returning_all(Payout), [value]).merchant == merchant  # read on access
+    assert readback.returned(Payout, _returning_all(Payout), [value]).merchant == merchant  # read on access
 
 
 def test_returned_rows_of_a_model_with_init_receivers_are_made_by_django(merchant):
@@ -384,14 +401,14 @@ def test_returned_rows_of_a_model_with_init_receivers_are_made_by_django(merchan
     inserts.insert(stored)
     post_init.connect(receiver, sender=Event)
     inserts._construction.cache_clear()
-    inserts._loader.cache_clear()
+    readback._loader.cache_clear()
     try:
-        found = inserts.returned(Event, _returning_all(Event), [Event._meta.pk.get_db_prep_value(stored.pk,
+        found = readback.returned(Event, _returning_all(Event), [Event._meta.pk.get_db_prep_value(stored.pk,
                                                                                                  connection)])
     finally:
         post_init.disconnect(receiver, sender=Event)
         inserts._construction.cache_clear()
-        inserts._loader.cache_clear()
+        readback._loader.cache_clear()
     assert seen == [stored.pk] and found.pk == stored.pk and not found._state.adding
 
 

@@ -31,7 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config import inserts
+from config import readback
 from payments.models import Payout, PayoutStatus
 from webhooks.models import WebhookEndpoint
 
@@ -56,7 +56,7 @@ def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=No
     params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
     params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids]
     params += sources
-    payouts = inserts.returned_all(Payout, _update_sql(len(payout_ids), len(sources), tuple(changes)), params,
+    payouts = readback.returned_all(Payout, _update_sql(len(payout_ids), len(sources), tuple(changes)), params,
                                    extra=("enabled_endpoints",) if connection.vendor == "postgresql" else ())
     found: dict[tuple, list] = {}  # elsewhere than on PostgreSQL, the endpoints of all the rows, in one query
     if payouts and connection.vendor != "postgresql":
@@ -99,7 +99,7 @@ def payout_resend_claim(payout: Payout) -> bool:
 
 def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
     """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500: for
-    the payouts of a confirmation task a statement written once per count of ids (`config.inserts.returned_all`:
+    the payouts of a confirmation task a statement written once per count of ids (`config.readback.returned_all`:
     no ORM query compiled, no raw query's per-call work), else the ORM's query."""
     statuses = (PayoutStatus.PENDING, PayoutStatus.PROCESSING)
     if payout_ids is None or len(payout_ids) > 500:
@@ -110,7 +110,7 @@ def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
     meta = Payout._meta
     params = [*(meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids),
               *statuses, meta.get_field("updated_at").get_db_prep_value(before, connection)]
-    return inserts.returned_all(Payout, _unfinished_sql(len(payout_ids)), params)
+    return readback.returned_all(Payout, _unfinished_sql(len(payout_ids)), params)
 
 
 @functools.lru_cache(maxsize=64)

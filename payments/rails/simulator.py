@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from config import inserts
+from config import inserts, readback
 from config.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -228,7 +228,7 @@ class SimulatorRail:
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
         """The operation already done under this idempotency key, counting the repeated call."""
-        return inserts.returned(SimulatorOperation, _statements()["repeat"], [key])
+        return readback.returned(SimulatorOperation, _statements()["repeat"], [key])
 
     @staticmethod
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
@@ -254,7 +254,7 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
     operations = sorted({operation.key: operation for operation in reversed(operations)}.values(),
                         key=lambda operation: operation.key)
     sql, params = inserts.rows_statement(operations)
-    return inserts.returned_all(SimulatorOperation, sql + _statements()["or_repeat"], params)
+    return readback.returned_all(SimulatorOperation, sql + _statements()["or_repeat"], params)
 
 
 def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
@@ -274,7 +274,7 @@ def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
     changed = {operation.key: operation for operation in due if operation.key not in confirmed}
     if changed:
         kind = next(iter(changed.values())).kind  # one call's operations are of one kind
-        changed = {operation.key: operation for operation in inserts.returned_all(
+        changed = {operation.key: operation for operation in readback.returned_all(
             SimulatorOperation, _keys_in("get", len(changed)), [*changed, kind])}
     answers = []
     for operation in operations:
@@ -288,7 +288,7 @@ def _statuses(keys: list[str], kind: str) -> list[OperationStatus | None]:
     """What `_answers` says of the operation of each key and kind, in the keys' order (None: there is none). The
     due ones are confirmed and read by the one UPDATE that confirms them; only the others are read again."""
     now = timezone.now()
-    confirming = inserts.returned_all(SimulatorOperation, _keys_in("confirm_due", len(keys)), [
+    confirming = readback.returned_all(SimulatorOperation, _keys_in("confirm_due", len(keys)), [
         "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), *keys, kind, "PENDING",
         _field("created_at").get_db_prep_save(
             now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])
@@ -296,7 +296,7 @@ def _statuses(keys: list[str], kind: str) -> list[OperationStatus | None]:
     rest = [key for key in dict.fromkeys(keys) if key not in confirmed]
     found: dict[str, OperationStatus] = {}
     if rest:
-        operations = inserts.returned_all(SimulatorOperation, _keys_in("get", len(rest)), [*rest, kind])
+        operations = readback.returned_all(SimulatorOperation, _keys_in("get", len(rest)), [*rest, kind])
         found = dict(zip([operation.key for operation in operations], _answers(operations), strict=True))
     return [OperationStatus(status="SUCCEEDED") if key in confirmed else found.get(key) for key in keys]
 
@@ -306,7 +306,7 @@ def _field(name: str):
 
 
 def _operation(key: str, kind: str) -> SimulatorOperation | None:
-    return inserts.returned(SimulatorOperation, _keys_in("get", 1), [key, kind])
+    return readback.returned(SimulatorOperation, _keys_in("get", 1), [key, kind])
 
 
 @functools.lru_cache(maxsize=256)
