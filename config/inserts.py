@@ -118,7 +118,7 @@ def new(model: type[M], **values: Any) -> M:
     plan = _construction(model)
     if plan is None or not plan.names.issuperset(values):
         return model(**values)
-    objects = [(name, values[name]) for name in plan.related.keys() & values.keys()]
+    objects = [(name, values[name]) for name in plan.related if name in values]  # in field order, as Django sets them
     attributes = {**plan.template, **values, "_state": ModelState()}
     for name, _ in objects:
         if plan.related[name] in values:  # both the object and its id: Django sets one after the other
@@ -131,7 +131,8 @@ def new(model: type[M], **values: Any) -> M:
     instance.__dict__ = attributes
     for name, obj in objects:
         link = plan.links.get(name)
-        if link is None or type(obj) is not link.model or obj._state.db is None or router.routers:
+        if (link is None or type(obj) is not link.model or obj._state.db is None or router.routers
+                or instance._state.db not in (None, obj._state.db)):  # objects of two databases: Django refuses
             setattr(instance, name, obj)
         else:
             _link(instance, link, obj)

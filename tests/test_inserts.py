@@ -282,15 +282,25 @@ def test_new_makes_the_instance_djangos_keyword_path_makes(merchant):
 def test_a_related_object_goes_through_djangos_descriptor_whenever_a_router_is_configured(merchant, monkeypatch):
     """`inserts._link` stands for the descriptor only without database routers: with one, the router decides (here
     it refuses the relation, and `new` raises as Django does)."""
+    import copy
+
     from django.db import router
 
     from payments.models import Payin
+    from webhooks.models import Delivery
 
     class Refusing:
         def allow_relation(self, obj1, obj2, **hints):
             return False
 
     assert inserts.new(Payin, merchant=merchant).merchant is merchant
+    # Objects of two databases: without routers Django refuses the second one, and so does `new`.
+    elsewhere = copy.copy(merchant)
+    elsewhere._state = copy.copy(merchant._state)
+    elsewhere._state.db = "other"
+    for build in (inserts.new, lambda model, **values: model(**values)):
+        with pytest.raises(ValueError, match="router prevents"):
+            build(Delivery, event=event(merchant), merchant=elsewhere)
     monkeypatch.setitem(router.__dict__, "routers", [Refusing()])
     with pytest.raises(ValueError, match="router prevents"):
         inserts.new(Payin, merchant=merchant)
