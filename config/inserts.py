@@ -198,21 +198,13 @@ def _params(obj: Model, real=None) -> list:
     TextChoices member…). `real`: the default connection itself (once per statement, not through the proxy's
     per-thread lookup for every row or field)."""
     real = real or connections[DEFAULT_DB_ALIAS]
-    written = _values_written(type(obj))
-    if written is not None:
+    model = type(obj)
+    if _construction(model) is not None:  # every attribute lives in the instance's __dict__
         try:
-            return written(obj, real)
+            return _values_written(model, from_dict=True)(obj, real)
         except KeyError:  # an attribute not in the instance (a deferred field): read through Django below
             pass
-    values = []
-    model = type(obj)
-    for field, plain in zip(_statement(model)[1], _plain_types(model), strict=True):
-        value = getattr(obj, field.attname)
-        if plain is None or (value is not None and (
-                type(value) is not plain or (plain is datetime and value.utcoffset() is None))):
-            value = field.get_db_prep_save(field.pre_save(obj, True), real)
-        values.append(value)
-    return values
+    return _values_written(model, from_dict=False)(obj, real)
 
 
 def _json_wrapper(field, connection) -> type | None:
@@ -238,15 +230,14 @@ def _json_text(value: Any) -> bytes | str:
 
 
 @functools.cache
-def _values_written(model: type[Model]):
-    """`_params`'s loop over the model's fields, written out once as a function of its own (`values(obj, real)`):
-    each attribute read from the instance's __dict__ by name, its plain type's check inline, Django's conversion only
-    where the loop would call it, and a dict or list of a JSON column wrapped for the driver directly where that is
-    all Django's conversion does (`_json_wrapper`), its text written by `_json_text`. For a model whose attributes
-    all live in the instance's __dict__ (`_construction`), else None. On a charge and its event, 17 µs of the
-    loop's against 9. `tests/test_inserts.py` holds it to Django's conversion and to the loop."""
-    if _construction(model) is None:
-        return None
+def _values_written(model: type[Model], *, from_dict: bool):
+    """`_params` for the model's instances, written out once as a function of its own (`values(obj, real)`): for
+    each field of its INSERT, in order, the attribute (read from the instance's __dict__ by name if `from_dict`,
+    else through Django's descriptors), sent as it is where it has the field's plain type (`_plain_types`), a dict
+    or list of a JSON column wrapped for the driver directly where that is all Django's conversion does
+    (`_json_wrapper`, its text written by `_json_text`), anything else converted by `get_db_prep_save`. On a charge
+    and its event, 17 µs of a loop over the fields against 9. `tests/test_inserts.py` holds it to Django's
+    conversion, both ways of reading."""
     real = connections[DEFAULT_DB_ALIAS]
     namespace: dict[str, Any] = {"datetime": datetime, "json_text": _json_text}
     lines = ["def values(obj, real):", "    attributes = obj.__dict__"]
@@ -258,7 +249,8 @@ def _values_written(model: type[Model]):
             lines.append(f"    value_{n} = {convert}")
             continue
         aware = f" or value_{n}.utcoffset() is None" if plain is datetime else ""
-        lines.append(f"    value_{n} = attributes[{field.attname!r}]")
+        read = f"attributes[{field.attname!r}]" if from_dict else f"getattr(obj, {field.attname!r})"
+        lines.append(f"    value_{n} = {read}")
         wrapper = _json_wrapper(field, real)
         if wrapper is not None:
             namespace[f"wrapper_{n}"] = wrapper

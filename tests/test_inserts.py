@@ -99,9 +99,12 @@ def test_parameters_are_what_djangos_conversion_gives(merchant, late):
     _, fields = inserts._statement(Payin)
     expected = [_comparable(field.get_db_prep_save(field.pre_save(payin, True), connection)) for field in fields]
 
-    assert inserts._values_written(Payin) is not None  # the written-out function, not the loop
     assert [_comparable(v) for v in inserts._params(payin)] == expected
-    # An instance without some attribute (a deferred field, read through Django) takes the loop, to the same values.
+    for from_dict in (True, False):  # both ways of reading the attributes
+        assert [_comparable(v) for v in inserts._values_written(Payin, from_dict=from_dict)(payin, connection)] \
+            == expected
+    # An instance without some attribute (a deferred field, read through Django) reads through Django, to the same
+    # values.
     loaded = Payin(**{field.attname: getattr(payin, field.attname) for field in fields})
     del loaded.__dict__["description"]
     loaded.refresh_from_db = lambda fields: setattr(loaded, "description", payin.description)
