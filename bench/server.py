@@ -119,7 +119,30 @@ def connect(database: str) -> psycopg.Connection:
     return psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True, connect_timeout=10)
 
 
-class DispatchStandIn:
+class _Background:
+    """A stand-in for what a live installation does beside a load run, in a thread of the harness: `_run` works until
+    `_stop` is set, which leaving the `with` block does (and waits up to JOIN_SECONDS for it)."""
+
+    JOIN_SECONDS = 10.0
+
+    def __init__(self, name: str, interval: float):
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.JOIN_SECONDS)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class DispatchStandIn(_Background):
     """What the payout worker's dispatch does to the flag the API reads after each payout, for a load run with no
     worker (`run.py` measures the API alone). The flag holds the time its dispatch is due (README, Decision 119); the
     worker deletes it when that message comes due, and until then the payouts of each gunicorn worker ask Redis
@@ -139,19 +162,9 @@ class DispatchStandIn:
     def __init__(self, redis_dbs: list[int], interval: float = 0.01):
         import redis
 
+        super().__init__("dispatch", interval)
         self.clients = [redis.Redis(host="127.0.0.1", port=6379, db=db, socket_timeout=5) for db in redis_dbs]
-        self.interval = interval
         self.cleared = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="dispatch", daemon=True)
-
-    def __enter__(self) -> DispatchStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
 
     def _run(self) -> None:
         first_seen: dict[int, float] = {}  # by client: when it first saw the flag without a due time
@@ -175,7 +188,7 @@ class DispatchStandIn:
                     continue
 
 
-class Autovacuum:
+class Autovacuum(_Background):
     """What autovacuum does on a live database, while a load runs: every `interval` seconds, VACUUM each table of
     `databases` past autovacuum's vacuum thresholds (dead rows, or rows inserted since its last vacuum), ANALYZE
     each past its analyze threshold, with this server's own autovacuum settings (thresholds, scale factors and the
@@ -206,19 +219,11 @@ class Autovacuum:
         FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
     """
 
+    JOIN_SECONDS = 60.0  # a VACUUM under way finishes first
+
     def __init__(self, databases: list[str], interval: float = 1.0):
+        super().__init__("autovacuum", interval)
         self.databases = databases
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="autovacuum", daemon=True)
-
-    def __enter__(self) -> Autovacuum:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._thread.join(timeout=60)
 
     def _run(self) -> None:
         connections = {}
