@@ -179,3 +179,18 @@ def test_the_end_to_end_summary_is_the_means_the_largest_backlog_and_the_cpu_ove
         "worker_cpu_s": 8.6, "worker_ms_per_payout": 0.46, "postgres_ms_per_payout": 0.70,
     }
     assert e2e.summary({**result, "paused": []})["running_over_paused"] is None
+
+
+def test_the_run_part_measures_every_scenario_a_goal_reads_and_only_those():
+    """run.py chooses RUN_SCENARIOS and their baselines; the run part's goals, judged from those rows alone, all
+    have a figure (a goal reading a scenario left out would show `not measured`)."""
+    run = bench_module("run")
+    args = run.parse_args(goals.PARTS["run"][0][1:])
+    chosen = {scenario.name for scenario in run.chosen_scenarios(args.scenario, floor=args.floor)}
+
+    assert chosen == {*goals.RUN_SCENARIOS, "GET /ping"}
+    assert (args.peer, args.duration / args.rounds) == (True, 4.0)
+    results = _results()
+    results["run"]["results"] = [row for row in results["run"]["results"] if row["name"] in chosen]
+    assert all(row["figure"] is not None for row in goals.judge(results) if row["what"] in {
+        goal.what for goal in goals.GOALS if goal.part == "run"})

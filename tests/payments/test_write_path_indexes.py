@@ -1,5 +1,5 @@
 """The tables every charge, payout, ledger movement and event writes keep no index that another covers: each new row
-writes an entry in every index of its table (payments 0014 and 0015, webhooks 0006)."""
+writes an entry in every index of its table (payments 0014, 0015 and 0016, webhooks 0006, accounts 0009)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.payments.payouts.test_indexes import _indexes
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 WRITE_PATH_TABLES = ["payments_payin", "payments_payout", "payments_ledgertransaction", "payments_ledgerentry",
-                     "webhooks_event", "webhooks_delivery"]
+                     "webhooks_event", "webhooks_delivery", "accounts_accountevent", "payments_simulatoroperation"]
 DROPPED = {
     "payments_payin": {"payments_payin_merchant_id_5e44b93c", "payments_payin_public_token_1bda4e80_like",
                        "payments_payin_pix_txid_8042ac19_like"},
@@ -21,6 +21,8 @@ DROPPED = {
     "payments_ledgerentry": {"payments_ledgerentry_account_id_24ce03b9"},
     "webhooks_event": {"webhooks_event_merchant_id_29c51e5b"},
     "webhooks_delivery": {"webhooks_delivery_merchant_id_c10b0779", "webhooks_delivery_event_id_b6f5af91"},
+    "accounts_accountevent": {"accounts_accountevent_merchant_id_f508b4b9", "accounts_accountevent_actor_id_e029ef89"},
+    "payments_simulatoroperation": {"payments_simulatoroperation_key_342ac856_like"},
 }
 RENAMED = {"payments_payin_public_token_key": "payin_public_token_unique",
            "payments_payin_pix_txid_key": "payin_pix_txid_unique"}
@@ -54,8 +56,10 @@ def test_the_migrations_drop_the_covered_indexes_and_bring_them_back_when_revers
     executor = MigrationExecutor(connection)
     try:
         executor.migrate([("payments", "0014_payout_indexes_not_covered"),
-                          ("webhooks", "0005_event_payload_no_statistics")])
+                          ("webhooks", "0005_event_payload_no_statistics"),
+                          ("accounts", "0008_totp_seed_encrypted")])
         before = {table: _indexes(table) for table in DROPPED}
+        assert _fillfactor("payments_simulatoroperation") is None
         for table, names in DROPPED.items():
             assert names <= set(before[table]), table
         assert set(RENAMED) <= set(before["payments_payin"])
@@ -65,3 +69,12 @@ def test_the_migrations_drop_the_covered_indexes_and_bring_them_back_when_revers
     for table, names in DROPPED.items():
         renamed = RENAMED if table == "payments_payin" else {}
         assert set(_indexes(table)) == set(before[table]) - names - set(renamed) | set(renamed.values()), table
+    assert _fillfactor("payments_simulatoroperation") == "70"
+
+
+def _fillfactor(table: str) -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT option_value FROM pg_class, pg_options_to_table(reloptions) "
+                       "WHERE oid = %s::regclass AND option_name = 'fillfactor'", [table])
+        row = cursor.fetchone()
+    return row and row[0]
