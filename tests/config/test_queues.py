@@ -3,6 +3,8 @@ front of a payout. A worker started without -Q consumes both queues."""
 
 from __future__ import annotations
 
+from celery.utils.saferepr import saferepr
+
 from config.celery import app
 
 
@@ -37,3 +39,49 @@ def test_a_ready_worker_freezes_what_starting_it_made():
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()
+
+
+class _Stop(Exception):
+    pass
+
+
+def _published_headers(name: str, **kwargs) -> dict:
+    """The headers task_enqueue gives the message, caught before it leaves (nothing reaches the broker)."""
+    from celery.signals import before_task_publish
+
+    from config.celery import task_enqueue
+
+    seen = {}
+
+    def catch(headers=None, **_):
+        seen.update(headers)
+        raise _Stop
+
+    before_task_publish.connect(catch, weak=False)
+    try:
+        task_enqueue(name, **kwargs)
+    except _Stop:
+        pass
+    finally:
+        before_task_publish.disconnect(catch)
+    return seen
+
+
+def test_a_tasks_arguments_are_shown_in_its_message_as_celerys_repr_shows_them():
+    """config.celery.ShownTask: the built-in repr, which Celery's saferepr equals for JSON's types."""
+    ids = [f"0194f3c2-7b1a-7c3e-9d2f-{n:012d}" for n in range(3)]
+
+    headers = _published_headers("payments.payouts.tasks.payout_reconcile", payout_ids=ids, countdown=5)
+
+    assert (headers["argsrepr"], headers["kwargsrepr"]) == ("()", repr({"payout_ids": ids}))
+    assert headers["kwargsrepr"] == saferepr({"payout_ids": ids}, app.amqp.kwargsrepr_maxsize)
+    assert headers["eta"] is not None  # the countdown still applies
+
+
+def test_a_long_argument_list_is_cut_at_celerys_length():
+    ids = [f"0194f3c2-7b1a-7c3e-9d2f-{n:012d}" for n in range(50)]
+
+    shown = _published_headers("payments.payouts.tasks.payouts_process", payout_ids=ids)["kwargsrepr"]
+
+    assert len(shown) == app.amqp.kwargsrepr_maxsize and shown == repr({"payout_ids": ids})[:1021] + "..."
+    assert _published_headers("payments.payouts.tasks.payouts_dispatch")["eta"] is None
