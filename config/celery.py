@@ -3,7 +3,7 @@ import logging.config
 import os
 
 from celery import Celery, Task
-from celery.signals import setup_logging, task_prerun, worker_init, worker_ready
+from celery.signals import setup_logging, task_prerun, worker_ready
 from django.conf import settings
 from django.utils import translation
 
@@ -57,14 +57,6 @@ def _django_logging(**kwargs) -> None:
     """The worker and beat log as the web processes do (settings.LOGGING: one JSON object a line, with each record's
     fields, e.g. the payout id of a rail error), instead of Celery replacing it with its own plain-text format."""
     logging.config.dictConfig(settings.LOGGING)
-
-
-@worker_init.connect
-def _niceness(**kwargs) -> None:
-    """The worker yields the CPU to the web processes of its machine when both want it (settings.WORKER_NICENESS):
-    set in the main thread before the pool starts, so every pool thread inherits it."""
-    if settings.WORKER_NICENESS:
-        os.nice(settings.WORKER_NICENESS)
 
 
 @worker_ready.connect

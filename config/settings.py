@@ -160,8 +160,6 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # drained a payout burst faster than 2 or 4 for the same CPU per payout. `--pool` / `--concurrency` override both.
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = 8
-# How much lower the worker's CPU priority is than the web processes' (os.nice; 0 for the same).
-WORKER_NICENESS = env.int("WORKER_NICENESS", default=0)
 # Webhooks (issue 17, bench/webhook_delivery.py, the plain command): threads x 8 delivered 405-417/s on a quiet
 # machine against prefork x 2's 340-383 (2.0 against 2.4 ms of worker CPU a delivery); 16 threads or a prefetch
 # multiplier of 4 delivered no more (250-340/s in the same noisy runs). The multiplier stays 1 for money: with more,

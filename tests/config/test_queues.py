@@ -86,18 +86,3 @@ def test_a_long_argument_list_is_cut_at_celerys_length():
     assert len(shown) == app.amqp.kwargsrepr_maxsize and shown == repr({"payout_ids": ids})[:1021] + "..."
     assert _published_headers("payments.payouts.tasks.payouts_dispatch")["eta"] is None
 
-
-def test_a_worker_lowers_its_cpu_priority_by_the_setting_before_its_pool_starts(monkeypatch, settings):
-    """config.celery._niceness runs on worker_init, in the main thread, before the pool's threads exist."""
-    from celery.signals import worker_init
-
-    import config.celery
-
-    calls = []
-    monkeypatch.setattr(config.celery.os, "nice", calls.append)
-    assert config.celery._niceness in [receiver() for _, receiver in worker_init.receivers]
-    for niceness in (0, 7):
-        settings.WORKER_NICENESS = niceness
-        config.celery._niceness()
-
-    assert calls == [7]
