@@ -194,3 +194,13 @@ def test_the_run_part_measures_every_scenario_a_goal_reads_and_only_those():
     results["run"]["results"] = [row for row in results["run"]["results"] if row["name"] in chosen]
     assert all(row["figure"] is not None for row in goals.judge(results) if row["what"] in {
         goal.what for goal in goals.GOALS if goal.part == "run"})
+
+
+def test_each_floor_is_measured_right_after_its_endpoint():
+    """run.py measures a round's scenarios in this order (each one on our side, then the peer's when it serves it)."""
+    run = bench_module("run")
+    args = run.parse_args(goals.PARTS["run"][0][1:])
+    order = [scenario.name for scenario in run.chosen_scenarios(args.scenario, floor=args.floor)]
+
+    assert order[order.index(goals.PIX) + 1] == goals.PIX_FLOOR
+    assert order[order.index(goals.HOT) + 1] == goals.PAYOUT_FLOOR
