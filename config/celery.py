@@ -9,6 +9,7 @@ from django.utils import translation
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+
 class ShownTask(Task):
     """Every task of the project: its message shows its arguments (`argsrepr`, `kwargsrepr`: what the worker's logs
     print) written by the built-in repr, cut at Celery's lengths. Celery's own `saferepr` walks each value in Python:
