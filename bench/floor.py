@@ -3,22 +3,25 @@
 `bench/run.py --floor` serves this module instead of `config.wsgi` (the project's URLs plus the three below) and
 measures each floor against `GET /account`, like the real endpoints. A floor authenticates like every API request
 (the same `ApiView`, key cache and Redis round trip), reads the JSON body, writes what the endpoint must write
-durably, and answers a two-field body. It validates nothing, builds no BR Code, decides nothing and serializes
-nothing: its SQL and its parameter list are built once through the ORM, and each request only replaces the values
-that change. So the real endpoint can only cost more than its floor, and a target above the floor's ratio cannot be
-met by any implementation of the endpoint on this stack and machine (README, "Performance").
+durably, and answers with the object the contract's 201 carries (SPEC §3.2, §4.2). It validates nothing, builds no
+BR Code, decides nothing and serializes nothing: its SQL, its parameter list and the object are built once through
+the ORM and the service's serializer, and each request only replaces the values that change. So the real endpoint
+can only cost more than its floor, and a target above the floor's ratio cannot be met by any implementation of the
+endpoint on this stack and machine (README, "Performance").
 
-- `POST /floor/post`: no database at all (authentication, the JSON body, a 201).
+- `POST /floor/post`: no database at all (authentication, the JSON body, a 201 with two fields).
 - `POST /floor/payin`: a PIX charge and its `payin.created` event (the outbox row that makes the webhook
-  impossible to lose) in one INSERT statement.
+  impossible to lose) in one INSERT statement; the answer is the charge.
 - `POST /floor/payout`: a payout's write set in one statement: the merchant's available balance debited under its
   condition (the hot row), the in-flight balance credited, the day's payout total, the payout, its audit-log entry,
   its event, the ledger movement and its two entries (SPEC §4.3, §5).
 
 The rows are the real endpoint's, of the same size: the charge keeps the request's customer and items, and the
 event carries the whole object, as the webhook is sent from that row (a payload of the object's id alone, as the
-floors wrote until 2026-11-29, left PostgreSQL a tenth of the JSON to parse and store). The object's shape is the
-service's own serialization of the template's row, made once; a request puts its own values into a copy.
+floors wrote until 2026-11-29, left PostgreSQL a tenth of the JSON to parse and store), and the answer is that
+object too (a body of two fields, as the floors answered until later that day, left the server a twentieth of the
+answer to write and send, and the client to read). The object's shape is the service's own serialization of the
+template's row, made once; a request puts its own values into a copy.
 
 Never part of the service: only gunicorn started by `bench/run.py --floor` loads it.
 """
@@ -176,7 +179,7 @@ class PayinFloorApi(FloorApi):
                "customer": customer, "items": items}
         _event_set(template, params, payin_id, now, obj)
         template.execute(params)
-        return Response({"id": str(payin_id), "status": "PENDING"}, status=201)
+        return Response(obj, status=201)
 
 
 class PayoutFloorApi(FloorApi):
@@ -242,7 +245,7 @@ class PayoutFloorApi(FloorApi):
             template.set(params, tag, "amount", signed)
             template.set(params, tag, "created_at", now)
         template.execute(params)
-        return Response({"id": str(payout_id), "status": "PENDING"}, status=201)
+        return Response(obj, status=201)
 
 
 urlpatterns = [

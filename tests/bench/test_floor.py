@@ -1,6 +1,6 @@
 """bench/floor.py: each floor writes the rows its real endpoint writes (the same tables, as many rows, an event that
-carries the whole object), so that the endpoint above it can only cost more and a ratio to it means what the README
-says it means."""
+carries the whole object) and answers with the object, as its real endpoint answers, so that the endpoint above it
+can only cost more and a ratio to it means what the README says it means."""
 
 from __future__ import annotations
 
@@ -43,14 +43,14 @@ def _shape(value):
 
 def _both(api, path: str, body: dict, floor_path: str) -> tuple[tuple, tuple]:
     """What POST `path` and then POST `floor_path` each wrote with the same body (a new referenceId for the floor):
-    the rows added per table, and the event's payload."""
+    the rows added per table, the event's payload, and the answer's body."""
     outcomes = []
     for target, reference in ((path, "real"), (floor_path, "floor")):
         before = _rows()
         response = api.post(target, {**body, "referenceId": reference}, format="json")
         assert response.status_code == 201, response.content
         event = Event.objects.get(object_id=response.json()["id"])
-        outcomes.append((_written(before), event.payload))
+        outcomes.append((_written(before), event.payload, response.json()))
     return outcomes[0], outcomes[1]
 
 
@@ -58,7 +58,8 @@ def test_the_pix_floor_writes_the_charge_and_an_event_carrying_the_whole_object(
     body = {"paymentMethod": "PIX", "amount": 5000, "payerIp": "203.0.113.9", "isPhysicalProduct": False,
             "items": [{"title": "Caneca", "quantity": 2, "unitPrice": 2500}],
             "customer": {"name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"}}
-    (real_rows, real_payload), (floor_rows, floor_payload) = _both(api, "/payin", body, "/floor/payin")
+    (real_rows, real_payload, real_answer), (floor_rows, floor_payload, floor_answer) = _both(
+        api, "/payin", body, "/floor/payin")
 
     assert floor_rows == real_rows == {"payments_payin": 1, "webhooks_event": 1}
     # The object the webhook will carry, in every key the service writes; only the values the floor does not decide
@@ -70,6 +71,9 @@ def test_the_pix_floor_writes_the_charge_and_an_event_carrying_the_whole_object(
     assert floor_object["items"] == real_object["items"] == body["items"]
     assert floor_object["referenceId"] == "floor"
     assert abs(len(str(floor_payload)) - len(str(real_payload))) < len(str(real_payload)) * 0.1
+    # The answer: the object the event carries, as the endpoint answers with the object its event carries.
+    assert floor_answer == floor_object
+    assert real_answer == real_object
 
 
 # The floor's ledger entries carry a running balance of 0: it decides nothing, not even the balance after its movement.
@@ -77,7 +81,8 @@ def test_the_pix_floor_writes_the_charge_and_an_event_carrying_the_whole_object(
 def test_the_payout_floor_writes_the_payout_its_audit_entry_event_and_ledger_movement(floor, api, merchant):
     adjustment_create(merchant=merchant, livemode=False, amount=10_000, reason="fund", staff=UserFactory())
     body = {"amount": 100, "pixKeyType": "EVP", "pixKey": "123e4567-e12b-12d1-a456-426655440000"}
-    (real_rows, real_payload), (floor_rows, floor_payload) = _both(api, "/payout", body, "/floor/payout")
+    (real_rows, real_payload, real_answer), (floor_rows, floor_payload, floor_answer) = _both(
+        api, "/payout", body, "/floor/payout")
 
     # The day's total is one row per merchant and day: the first payout adds it, the next one adds to it.
     assert real_rows == {"payments_payout": 1, "accounts_accountevent": 1, "webhooks_event": 1,
@@ -86,4 +91,6 @@ def test_the_payout_floor_writes_the_payout_its_audit_entry_event_and_ledger_mov
     assert PayoutDailyTotal.objects.get(merchant=merchant).amount == 200
     assert _shape(floor_payload) == _shape(real_payload)
     assert floor_payload["data"]["object"]["referenceId"] == "floor"
+    assert floor_answer == floor_payload["data"]["object"]
+    assert _shape(floor_answer) == _shape(real_answer)
     assert Payout.objects.filter(reference_id="floor", amount=100).count() == 1
