@@ -99,47 +99,49 @@ def _object_step(serializer: serializers.Serializer) -> Step:
             return _leave  # not in a request body we walk; a computed default: left to the serializer
         presence = field.presence if isinstance(field, Presence) else None
         entries.append((name, *_parts(field), field.required, presence, field.default))
-    combine = getattr(serializer, "combine", None)
-    validate = serializer.validate
+    return _written(entries, names, getattr(serializer, "combine", None), serializer.validate)
 
-    def step(data: Any, context: Mapping, body: Mapping) -> Any:
-        if type(data) is not dict or not data.keys() <= names:  # StrictSerializer: no unknown field
-            return NOT_SURE
-        attrs: dict = {}
-        for name, base, nested, clean, required, presence, default in entries:
-            value = data.get(name, empty)
-            if presence is not None:
-                try:
-                    presence(value is not empty, body)
-                except Invalid:
-                    return NOT_SURE
-            if value is empty:
-                if default is not empty:
-                    attrs[name] = default
-                elif required:
-                    return NOT_SURE
-                continue
-            if value is None:  # allow_null is nowhere set
-                return NOT_SURE
-            if base is not None:
-                value = base(value)
-                if value is NOT_SURE:
-                    return NOT_SURE
-            if nested is not None:
-                value = nested(value, context, body)
-                if value is NOT_SURE:
-                    return NOT_SURE
-            if clean is not None:
-                try:
-                    value = clean(value, context, body)
-                except Invalid:
-                    return NOT_SURE
-            attrs[name] = value
-        if combine is not None:
-            errors: dict = {}
-            attrs = combine(data, attrs, errors, context)
-            if errors:
-                return NOT_SURE
-        return validate(attrs)
 
-    return step
+def _written(entries: list[tuple], names: frozenset, combine: Callable | None, validate: Callable) -> Step:
+    """The step of an object whose fields are `entries` ((name, base, nested, clean, required, presence, default),
+    in the serializer's order), written out once as a function of its own: each field's parts in the order below,
+    and no test for the parts a field lacks (a loop over the entries testing every part of every field: 11,000
+    instructions more per charge body, 184,000 against 173,000). The corpora of
+    tests/payments/payins/test_payin_validation_fast_path.py and its payout twin hold it to the serializers."""
+    namespace: dict[str, Any] = {"NOT_SURE": NOT_SURE, "empty": empty, "Invalid": Invalid, "names": names,
+                                 "combine": combine, "validate": validate}
+    lines = ["def step(data, context, body):",
+             "    if type(data) is not dict or not data.keys() <= names:  # StrictSerializer: no unknown field",
+             "        return NOT_SURE",
+             "    attrs = {}",
+             "    get = data.get"]
+    for n, (name, base, nested, clean, required, presence, default) in enumerate(entries):
+        namespace.update({f"base_{n}": base, f"nested_{n}": nested, f"clean_{n}": clean, f"presence_{n}": presence,
+                          f"default_{n}": default})
+        lines.append(f"    value = get({name!r}, empty)")
+        if presence is not None:
+            lines += ["    try:", f"        presence_{n}(value is not empty, body)", "    except Invalid:",
+                      "        return NOT_SURE"]
+        lines.append("    if value is empty:")
+        if default is not empty:
+            lines.append(f"        attrs[{name!r}] = default_{n}")
+        else:
+            lines.append("        return NOT_SURE" if required else "        pass")
+        lines += ["    else:", "        if value is None:  # allow_null is nowhere set", "            return NOT_SURE"]
+        if base is not None:
+            lines += [f"        value = base_{n}(value)", "        if value is NOT_SURE:",
+                      "            return NOT_SURE"]
+        if nested is not None:
+            lines += [f"        value = nested_{n}(value, context, body)", "        if value is NOT_SURE:",
+                      "            return NOT_SURE"]
+        if clean is not None:
+            lines += ["        try:", f"            value = clean_{n}(value, context, body)", "        except Invalid:",
+                      "            return NOT_SURE"]
+        lines.append(f"        attrs[{name!r}] = value")
+    if combine is not None:
+        lines += ["    errors = {}", "    attrs = combine(data, attrs, errors, context)", "    if errors:",
+                  "        return NOT_SURE"]
+    lines.append("    return validate(attrs)")
+    # The source holds the serializer's field names (written as literals by repr) and numbered names only.
+    exec("\n".join(lines), namespace)  # noqa: S102
+    return namespace["step"]
