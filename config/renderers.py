@@ -44,6 +44,8 @@ class ApiJSONRenderer(JSONRenderer):
         body = plain_json(data)
         if body is None:  # a value only DRF's encoder writes
             return super().render(data, accepted_media_type, renderer_context)
+        if body.isascii():  # no U+2028 or U+2029 (non-ASCII bytes in UTF-8): one pass rather than a search for each
+            return body
         for raw, escaped in _LINE_SEPARATORS:
             if raw in body:
                 body = body.replace(raw, escaped)
