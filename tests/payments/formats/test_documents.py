@@ -67,3 +67,32 @@ def test_a_fault_exactly_when_not_valid():
         assert (documents.cpf_fault(value) is None) == documents.is_valid_cpf(value), value
         assert (documents.cnpj_fault(value) is None) == documents.is_valid_cnpj(value), value
         assert (documents.document_fault(value) is None) == (documents.document_type(value) is not None), value
+
+
+def _reference_check_digits(values: list[int], weights: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
+    """The manual's computation, digit by digit: each weighted value summed, mod 11, the second over the first too."""
+    digits = []
+    for row in weights:
+        remainder = sum(value * weight for value, weight in zip([*values, *digits], row, strict=True)) % 11
+        digits.append(0 if remainder < 2 else 11 - remainder)
+    return "".join(map(str, digits))
+
+
+def test_check_digits_equal_the_digit_by_digit_computation():
+    draw = random.Random(20261129)
+    alphanumeric = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    cpf_weights = (tuple(range(10, 1, -1)), tuple(range(11, 1, -1)))
+    cnpj_weights = ((5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2), (6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2))
+    for _ in range(5_000):
+        cpf = "".join(draw.choices("0123456789", k=9))
+        cnpj = "".join(draw.choices(alphanumeric, k=12))
+        assert documents.cpf_check_digits(cpf) == _reference_check_digits([int(c) for c in cpf], cpf_weights)
+        assert documents.cnpj_check_digits(cnpj) == _reference_check_digits([ord(c) - 48 for c in cnpj], cnpj_weights)
+    assert documents.cpf_check_digits("529982247") == "25"
+    assert documents.cnpj_check_digits("12ABC34501DE") == "35"
+
+
+@pytest.mark.parametrize("base", ["52998224", "5299822470", "52998224é"])
+def test_check_digits_refuse_a_base_of_another_length_or_not_ascii(base):
+    with pytest.raises(ValueError, match="check digits weigh"):
+        documents.cpf_check_digits(base)
