@@ -17,7 +17,7 @@ from accounts import services
 from accounts.forms import RejectForm, RevokeForm
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
 from accounts.services import MERCHANT_SETTINGS
-from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
+from core.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 
 # Changes to a merchant owner's login that go into the merchant's audit trail (taking over an account starts here).
 AUDITED_USER_FIELDS = ["email", "is_active", "is_staff", "is_superuser"]

@@ -3,7 +3,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ApiView
+from core.api import ApiView
 
 
 class AccountApi(ApiView):

@@ -7,4 +7,3 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import usersessions  # noqa: F401  (lists each session from its sign-in)
-        from config import checks  # noqa: F401  (registers the deployment checks)

@@ -17,8 +17,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.models import AccountEvent, Merchant, User
-from config import inserts
-from config.requests import client_ip, request_meta
+from core import inserts
+from core.requests import client_ip, request_meta
 
 USER_AGENT_MAX = 300
 

@@ -21,7 +21,7 @@ from accounts.audit import audit_record
 from accounts.models import AccountEvent, Invitation, Membership, Merchant, Role, User
 from accounts.signals import merchant_changed
 from accounts.usersessions import sessions_end_all
-from config.errors import DomainError
+from core.errors import DomainError
 
 INVITATION_LIFETIME = datetime.timedelta(hours=72)
 

@@ -5,8 +5,8 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.db import models
 from django.utils import timezone
 
-from config import crypto
-from config.ids import uuid7
+from core import crypto
+from core.ids import uuid7
 
 
 class UserManager(BaseUserManager):
@@ -260,7 +260,7 @@ class TotpDevice(models.Model):
     code's reuse within its 30 seconds."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp")
-    # The seed, encrypted (config.crypto): the codes are computed from it, so it cannot be a digest.
+    # The seed, encrypted (core.crypto): the codes are computed from it, so it cannot be a digest.
     secret_sealed = models.CharField(max_length=200)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     last_step = models.BigIntegerField(default=0)

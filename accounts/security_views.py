@@ -23,8 +23,8 @@ from accounts.forms import CodeForm
 from accounts.members import membership_of
 from accounts.models import AccountEvent, TotpDevice, User
 from accounts.views import SECOND_STEP, sign_in_complete
-from config.errors import DomainError
-from config.requests import client_ip
+from core.errors import DomainError
+from core.requests import client_ip
 
 SECOND_STEP_SECONDS = 5 * 60  # a right password waits this long for its code
 

@@ -14,7 +14,7 @@ from django.utils.translation import gettext, gettext_lazy
 from accounts.members import owner_membership_create
 from accounts.models import AccountEvent, KycStatus, KycSubmission, Merchant, User
 from accounts.signals import merchant_changed
-from config.errors import DomainError, InvalidState
+from core.errors import DomainError, InvalidState
 
 
 class EmailTaken(DomainError):

@@ -23,8 +23,8 @@ from accounts.audit import audit_list
 from accounts.forms import AcceptInvitationForm, AuditFilterForm, InviteForm, RoleForm
 from accounts.models import AccountEvent, Membership, User
 from accounts.views import sign_in_complete
-from config.dates import SAO_PAULO
-from config.errors import DomainError
+from core.dates import SAO_PAULO
+from core.errors import DomainError
 
 
 @permission_required(roles.MEMBERS)

@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy
 from accounts import emails
 from accounts.audit import audit_record_for_user
 from accounts.models import AccountEvent, RecoveryCode, TotpDevice, User
-from config.errors import DomainError
+from core.errors import DomainError
 
 ISSUER = "Pagamentos"
 RECOVERY_CODES = 10

@@ -24,8 +24,8 @@ from accounts.models import AccountEvent, KycStatus, User
 from accounts.selectors import kyc_history
 from accounts.twofactor import user_has_second_factor
 from accounts.usersessions import sessions_end_all
-from config.errors import DomainError
-from config.requests import client_ip
+from core.errors import DomainError
+from core.requests import client_ip
 
 
 def refuse_if_suspended(request: HttpRequest) -> HttpResponse | None:

@@ -48,8 +48,8 @@ from rest_framework.response import Response  # noqa: E402
 
 import config.urls  # noqa: E402
 from accounts.models import AccountEvent  # noqa: E402
-from config import inserts  # noqa: E402
-from config.api import ApiView  # noqa: E402
+from core import inserts  # noqa: E402
+from core.api import ApiView  # noqa: E402
 from payments.models import (  # noqa: E402
     AccountKind,
     LedgerAccount,
@@ -71,7 +71,7 @@ PIX_PAYLOAD = "00020101021226" + "0" * 140 + "6304ABCD"
 
 
 def Jsonb(value: Any) -> _Jsonb:
-    """A JSON column's value with its text written as the service writes its own (`config.inserts._json_text`)."""
+    """A JSON column's value with its text written as the service writes its own (`core.inserts._json_text`)."""
     return _Jsonb(value, dumps=inserts._json_text)
 
 

@@ -99,8 +99,8 @@ def child(tree: str, name: str, count: int) -> None:
         # the flag without one, and each of its payouts asks, as they did.
         import time
 
-        from config import cache
         from config.celery import task_enqueue
+        from core import cache
         try:
             from payments.payouts import dispatch as payouts
         except ImportError:  # a tree from before that module (--compare)

@@ -156,7 +156,7 @@ class DispatchStandIn(_Background):
             ...  # the load
     """
 
-    KEY = "payouts:dispatch"  # payments.payouts.dispatch.DISPATCH_FLAG, in the raw Redis of config.cache
+    KEY = "payouts:dispatch"  # payments.payouts.dispatch.DISPATCH_FLAG, in the raw Redis of core.cache
     DELAY = 0.25  # payments.payouts.dispatch.DISPATCH_DELAY_SECONDS
 
     def __init__(self, redis_dbs: list[int], interval: float = 0.01):

@@ -155,8 +155,8 @@ def main() -> int:
     from django.db import connections, transaction
 
     from accounts.models import Merchant
-    from config import cache
     from config.celery import app
+    from core import cache
     from payments.ledger import services as ledger
     from payments.models import Payout, PayoutStatus
     from payments.payouts import dispatch as payout_dispatch

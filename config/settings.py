@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "accounts",
     "integrations",
     "payments",
@@ -57,18 +58,18 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "config.metrics.RequestMetricsMiddleware",
-    "config.middleware.RequestIdMiddleware",
-    "config.middleware.ApiErrorMiddleware",
+    "core.metrics.RequestMetricsMiddleware",
+    "core.middleware.RequestIdMiddleware",
+    "core.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # config.middleware.PagesOnly: Django's session, user and message middleware, skipped on API paths
-    "config.middleware.SessionMiddleware",
-    "config.middleware.LanguageMiddleware",  # after sessions, before common (Django's LocaleMiddleware's place)
+    # core.middleware.PagesOnly: Django's session, user and message middleware, skipped on API paths
+    "core.middleware.SessionMiddleware",
+    "core.middleware.LanguageMiddleware",  # after sessions, before common (Django's LocaleMiddleware's place)
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "config.middleware.AuthenticationMiddleware",
-    "config.middleware.MessageMiddleware",
+    "core.middleware.AuthenticationMiddleware",
+    "core.middleware.MessageMiddleware",
     "accounts.middleware.DashboardSecurityMiddleware",  # CSP, the admin's sign-in and 2FA, staff audit, sessions
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "payments.middleware.SimulatedLiveModeMiddleware",  # live API responses on the simulator say so
@@ -110,7 +111,7 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        DATABASES["default"]["ENGINE"] = "config.postgresql"  # health checks after idle only (see its docstring)
+        DATABASES["default"]["ENGINE"] = "core.postgresql"  # health checks after idle only (see its docstring)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate-limit counters) -----------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ if CACHES["default"]["BACKEND"].endswith("RedisCache"):
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("redis://"):
-    CELERY_BROKER_TRANSPORT = "config.broker:RedisTransport"  # kombu's, one client per channel (config/broker.py)
+    CELERY_BROKER_TRANSPORT = "core.broker:RedisTransport"  # kombu's, one client per channel (core/broker.py)
     # Every task is a nudge: the rows it works on and their periodic jobs are what never lose work (README, Decision
     # 118). kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt and removed
     # on ack, two Redis transactions, brought back an hour after a crash) was ~0.6 ms of a worker's CPU per message,
@@ -130,7 +131,7 @@ if CELERY_BROKER_URL.startswith("redis://"):
     # put back on a warm shutdown, gone with a crash, after which the sweepers send the work again within a minute.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": env.bool("CELERY_BROKER_ACK_EMULATION", default=False)}
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, with whole messages only (config/broker.py)
+    CELERY_BROKER_TRANSPORT = "core.broker:Transport"  # kombu's, with whole messages only (core/broker.py)
     _broker_dir = LOCAL_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
@@ -211,7 +212,7 @@ X_FRAME_OPTIONS = "DENY"
 
 # --- Files, i18n ---------------------------------------------------------------------------------------------------
 # Payers are Brazilian: pt-BR is the default and the payer's pages always use it (payments.hosted.views); the
-# dashboard follows the browser or the language switch; the JSON API answers in English (config.middleware).
+# dashboard follows the browser or the language switch; the JSON API answers in English (core.middleware).
 LANGUAGE_CODE = "pt-br"
 LANGUAGES = [("pt-br", "Português (Brasil)"), ("en", "English")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -251,10 +252,10 @@ IDEMPOTENCY_LOCK_TIMEOUT_SECONDS = 60
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["integrations.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.JsonParser"],
-    "DEFAULT_RENDERER_CLASSES": ["config.renderers.ApiJSONRenderer"],
-    "EXCEPTION_HANDLER": "config.errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.JsonParser"],
+    "DEFAULT_RENDERER_CLASSES": ["core.renderers.ApiJSONRenderer"],
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": [],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
@@ -331,7 +332,7 @@ WEBHOOKS_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", defa
 WEBHOOKS_ALLOW_HTTP = env.bool("WEBHOOKS_ALLOW_HTTP", default=False)
 # Signing secrets are stored encrypted under this key (derived from SECRET_KEY when unset).
 WEBHOOK_SECRET_ENCRYPTION_KEY = env.str("WEBHOOK_SECRET_ENCRYPTION_KEY", default="")
-# Encrypts the two-factor seeds of dashboard users (config/crypto.py); derived from SECRET_KEY when unset.
+# Encrypts the two-factor seeds of dashboard users (core/crypto.py); derived from SECRET_KEY when unset.
 TOTP_SECRET_ENCRYPTION_KEY = env.str("TOTP_SECRET_ENCRYPTION_KEY", default="")
 # A claimed delivery is leased this long: longer than one attempt can take (name resolution, 2 addresses x 3 s connect,
 # and the watchdog's 3 + 10 s), so a slow attempt is never sent a second time beside itself.
@@ -353,17 +354,17 @@ WEBHOOK_RETRY_SCHEDULE = [
 
 # --- Operations: metrics and error reporting ------------------------------------------------------------------------
 # GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404. Counters are summed across
-# processes when PROMETHEUS_MULTIPROC_DIR names a directory (read by prometheus_client itself; see config/metrics.py).
+# processes when PROMETHEUS_MULTIPROC_DIR names a directory (read by prometheus_client itself; see core/metrics.py).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR") == "":
     # prometheus_client switches to multiprocess mode when the variable merely exists, writing into the working
     # directory; an empty value (as in a copied .env) means "off".
     del os.environ["PROMETHEUS_MULTIPROC_DIR"]
-# Errors go to Sentry when set, scrubbed of secrets, card data and authorization headers (config/errortracking.py).
+# Errors go to Sentry when set, scrubbed of secrets, card data and authorization headers (core/errortracking.py).
 SENTRY_DSN = env.str("SENTRY_DSN", default="")
 SENTRY_ENVIRONMENT = env.str("SENTRY_ENVIRONMENT", default="production")
 if SENTRY_DSN:  # imported only when used: sentry_sdk costs every process's start-up otherwise
-    from config import errortracking
+    from core import errortracking
 
     errortracking.sentry_init(dsn=SENTRY_DSN, environment=SENTRY_ENVIRONMENT)
 
@@ -373,10 +374,10 @@ LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.logging.RequestIdFilter"},
-                "redact_path": {"()": "config.logging.RedactPathFilter"}},
+    "filters": {"request_id": {"()": "core.logging.RequestIdFilter"},
+                "redact_path": {"()": "core.logging.RedactPathFilter"}},
     "formatters": {
-        "json": {"()": "config.logging.JsonFormatter"},
+        "json": {"()": "core.logging.JsonFormatter"},
         "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
     },
     "handlers": {

@@ -6,8 +6,8 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from accounts import api_urls as account_api_urls
 from accounts import urls as account_urls
-from config.metrics import metrics_view
-from config.views import HealthApi, baseline
+from core.metrics import metrics_view
+from core.views import HealthApi, baseline
 from integrations import urls as integration_urls
 from payments import api_urls as payment_api_urls
 from payments.dashboard import urls as payment_dashboard_urls
@@ -30,7 +30,7 @@ api_patterns = [*account_api_urls.urlpatterns, *payment_api_urls.urlpatterns, *w
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:overview", permanent=False)),
     path("health", HealthApi.as_view(), name="health"),
-    path("metrics", metrics_view, name="metrics"),  # Prometheus, with METRICS_TOKEN (config/metrics.py)
+    path("metrics", metrics_view, name="metrics"),  # Prometheus, with METRICS_TOKEN (core/metrics.py)
     path("ping", baseline, name="ping"),  # no database, no auth: liveness, and the benchmark's yardstick
     # The API before the pages: Django tries patterns in order, and an include that matches no path raises and
     # catches Resolver404, so every API request would pay for the hosted pages' and the rails' includes.
@@ -39,7 +39,7 @@ urlpatterns = [
          name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi", template_name="docs.html"), name="docs"),
     path("admin/", admin.site.urls),
-    # Django's language switch, under /dashboard/ so that it is an HTML page (config.middleware.HTML_PREFIXES).
+    # Django's language switch, under /dashboard/ so that it is an HTML page (core.middleware.HTML_PREFIXES).
     path("dashboard/language/", set_language, name="set_language"),
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include(("payments.hosted.urls", "pay"))),

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from config.admin import apply_to_each
+from core.admin import apply_to_each
 from integrations.models import ApiKey
 from integrations.services import apikey_revoke
 

@@ -7,10 +7,10 @@ class IntegrationsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registrations with the project's plumbing, which imports no app: Idempotency-Key around every POST of the
-        # API (config.api), the Integrations page (config.pages), and the API-key cache's invalidation when something
+        # API (core.api), the Integrations page (core.pages), and the API-key cache's invalidation when something
         # a cached merchant carries changes (accounts.signals).
         from accounts.signals import merchant_changed
-        from config import api, pages
+        from core import api, pages
         from integrations import authcache, views
         from integrations.idempotency import idempotent
 

@@ -12,8 +12,8 @@ from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from config.errors import AccountSuspended, InvalidApiKey, KycNotApproved, RateLimited
-from config.requests import client_ip, request_meta
+from core.errors import AccountSuspended, InvalidApiKey, KycNotApproved, RateLimited
+from core.requests import client_ip, request_meta
 from integrations import authcache, keys, ratelimit
 from integrations.models import ApiKey
 from integrations.services import apikey_touch

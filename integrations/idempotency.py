@@ -44,12 +44,12 @@ from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.errors import DomainError, ValidationFailed, as_domain_error, error_body
+from core.errors import DomainError, ValidationFailed, as_domain_error, error_body
 from integrations.models import ApiKey, IdempotencyKey
 
 HEADER = "Idempotency-Key"
 KEY_PATTERN = re.compile(r"[\x20-\x7e]{1,255}")
-# Statements that may change rows (a WITH may carry an INSERT: config.inserts writes a charge and its event so).
+# Statements that may change rows (a WITH may carry an INSERT: core.inserts writes a charge and its event so).
 WRITE_STATEMENT = re.compile(r"\s*(INSERT|UPDATE|DELETE|WITH|MERGE)\b", re.IGNORECASE)
 # The first key of the two-key advisory locks on claims: one namespace of its own ("IDEM").
 LOCK_NAMESPACE = 0x4944454D

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from config.codes import BASE62, random_code
+from core.codes import BASE62, random_code
 
 PUBLIC_KEY_LENGTH = 24
 # 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits; 48 leave a margin.

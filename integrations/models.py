@@ -5,7 +5,7 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config.ids import uuid7
+from core.ids import uuid7
 
 
 class ApiKey(models.Model):

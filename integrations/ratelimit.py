@@ -1,9 +1,9 @@
 """What the shared cache knows about a request, in one round trip: is the caller's IP blocked, how many requests its
 key pair made this second, the version token of the key pair (see `authcache`) and, for a read the API caches, the
-freshness token of the object it reads (see `config.readcache`).
+freshness token of the object it reads (see `core.readcache`).
 
 On Redis the four or five commands (GET, SET NX, INCR, GET, GET) go out as one pipelined packet on the client and
-connection `config.cache` keeps per process: atomic counters across every web process, at the cost of a single
+connection `core.cache` keeps per process: atomic counters across every web process, at the cost of a single
 round trip. On the local-memory cache of the laptop default, Django's cache calls serve the same purpose within the
 one process that runs there.
 """
@@ -17,8 +17,8 @@ from django.conf import settings
 from django.core.cache import cache
 from redis.exceptions import RedisError
 
-from config.cache import TOKEN_TTL, pack, redis_client, send, text, token_ensure
-from config.errors import RateLimited, ServiceUnavailable
+from core.cache import TOKEN_TTL, pack, redis_client, send, text, token_ensure
+from core.errors import RateLimited, ServiceUnavailable
 
 AUTH_FAILURE_WINDOW = 60
 RATE_WINDOW = 1
@@ -63,7 +63,7 @@ def version_key(public_key: str) -> str:
 
 
 def _gate_packet(block_key: bytes, rate_key: bytes, version_key_: bytes) -> bytes:
-    """GET block, SET rate 0 EX 2 NX, INCR rate, GET version: what config.cache.pack would build, in one step.
+    """GET block, SET rate 0 EX 2 NX, INCR rate, GET version: what core.cache.pack would build, in one step.
     (SET … NX then INCR gives the counter its expiry on any Redis version; EXPIRE … NX needs Redis 7.)"""
     return (b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n"
             b"*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\n0\r\n$2\r\nEX\r\n$1\r\n%d\r\n$2\r\nNX\r\n"

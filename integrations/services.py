@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config.errors import DomainError, InvalidState
+from core.errors import DomainError, InvalidState
 from integrations import authcache, keys
 from integrations.models import ApiKey
 

@@ -1,4 +1,4 @@
-"""The Integrations page: API key pairs (the secret shown once), revocation. The page is composed with config.pages:
+"""The Integrations page: API key pairs (the secret shown once), revocation. The page is composed with core.pages:
 the webhooks app adds its signing secret and endpoints as a section."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from accounts.access import merchant_required, permission_required, second_facto
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
-from config import pages
-from config.errors import DomainError
+from core import pages
+from core.errors import DomainError
 from integrations import services
 from integrations.models import ApiKey
 
@@ -41,7 +41,7 @@ def _new_form(request: HttpRequest, **initial) -> ApiKeyForm:
     return ApiKeyForm(initial={"nonce": request.session[FORM_NONCE], **initial})
 
 
-PAGE = "integrations"  # config.pages: the webhooks app adds its section to this page
+PAGE = "integrations"  # core.pages: the webhooks app adds its section to this page
 
 
 def page_context(request: HttpRequest, *, new_key: ApiKey | None = None, new_secret: str | None = None,

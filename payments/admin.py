@@ -10,7 +10,7 @@ from django.utils.translation import gettext, gettext_lazy
 from accounts import audit
 from accounts.models import AccountEvent
 from accounts.services import audit_record
-from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
+from core.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 from payments.ledger.services import adjustment_create
 from payments.models import (
     BalanceAdjustment,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from config.api import (
+from core.api import (
     StrictSerializer,
 )
-from config.errors import DomainError
+from core.errors import DomainError
 from payments.fields import REFERENCE_ID
 
 

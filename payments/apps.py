@@ -7,9 +7,9 @@ class PaymentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the Celery tasks in every process: services queue them by name (config.celery.task_enqueue); and
-        # the kinds of field problems of a charge request (config.errors.validation_error reports them by code); and
-        # the scrape-time collector of charges and payouts by status (config.metrics).
-        from config import metrics
+        # the kinds of field problems of a charge request (core.errors.validation_error reports them by code); and
+        # the scrape-time collector of charges and payouts by status (core.metrics).
+        from core import metrics
         from payments import checks  # noqa: F401  (the deployment check of live mode on the simulator)
         from payments import metrics as payments_metrics
         from payments.disputes import tasks as dispute_tasks  # noqa: F401

@@ -8,7 +8,7 @@ import ssl
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
-from config.modes import live_mode_simulated
+from core.modes import live_mode_simulated
 
 
 @register(Tags.security, deploy=True)

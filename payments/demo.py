@@ -4,7 +4,7 @@ through the same services and sandbox controls an integrator would use."""
 from __future__ import annotations
 
 from accounts.models import Merchant
-from config import dates
+from core import dates
 from payments.disputes import selectors as dispute_selectors
 from payments.disputes.sandbox import dispute_simulate
 from payments.models import Payin

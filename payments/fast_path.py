@@ -19,7 +19,7 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from config.api import NOT_SURE
+from core.api import NOT_SURE
 from payments.fields import Invalid, Presence, Rule
 
 Step = Callable[[Any, Mapping, Mapping], Any]

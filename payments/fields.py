@@ -14,8 +14,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.fields import empty
 
-from config.api import NOT_SURE, UNSTORABLE, StrictCharField
-from config.errors import DomainError
+from core.api import NOT_SURE, UNSTORABLE, StrictCharField
+from core.errors import DomainError
 from payments.formats import documents
 from payments.formats.contact import UF_CODES
 from webhooks.ssrf import webhook_url_validate

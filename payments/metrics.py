@@ -1,4 +1,4 @@
-"""The payments app's metrics (config/metrics.py is the plumbing): charges and payouts by status, read from the
+"""The payments app's metrics (core/metrics.py is the plumbing): charges and payouts by status, read from the
 database at scrape time, and the rail calls' outcomes and latency, counted where they happen (payments.rails)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.db.models import Count
 from prometheus_client.core import GaugeMetricFamily
 
-from config.metrics import counter, histogram
+from core.metrics import counter, histogram
 from payments.models import Payin, Payout
 
 RAIL_CALLS = counter("pagamentos_rail_calls_total", "Calls to a payment rail, by rail, operation and outcome "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config.modes import live_mode_simulated
+from core.modes import live_mode_simulated
 
 SIMULATED_HEADER = "Pagamentos-Simulated"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from config.api import StrictSerializer
+from core.api import StrictSerializer
 from payments.fields import Invalid, Presence
 
 _VARIANTS: dict[str, type[StrictSerializer]] = {}

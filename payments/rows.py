@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Model, QuerySet
 
 from accounts.models import Merchant
-from config.errors import NotFound
+from core.errors import NotFound
 
 logger = logging.getLogger(__name__)
 

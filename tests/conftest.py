@@ -16,8 +16,8 @@ from django.db import connection, connections
 from django.test import Client
 from rest_framework.test import APIClient
 
-from config import cache as shared_cache
-from config import readcache
+from core import cache as shared_cache
+from core import readcache
 from integrations import authcache
 from payments.payouts import dispatch as payout_dispatch
 from tests.factories import ApiKeyFactory, MerchantFactory, totp_enrol
@@ -115,7 +115,7 @@ def api(api_client_for, test_key) -> APIClient:
 def run_in_threads(count: int, work: Callable[[int], object]) -> list:
     """Run `work(i)` in `count` threads released together; each thread closes its own database connection.
 
-    The threads' requests share this process's one Redis connection (`config.cache.send`), which a thread waits for
+    The threads' requests share this process's one Redis connection (`core.cache.send`), which a thread waits for
     at most a second: the bound is for a Redis that hangs, under a sync worker's single thread. Twenty request threads
     in one process on a loaded 2-core machine queued longer than that and got a 503 (twice, under valgrind), which
     is not what these tests are about: here the wait is a minute."""

@@ -1,4 +1,4 @@
-"""config.inserts: rows written together are written all or none, and rows of one model keep their order."""
+"""core.inserts: rows written together are written all or none, and rows of one model keep their order."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DataError, IntegrityError, connection, transaction
 
-from config import inserts, readback
-from config.numbered import _NUMBERED_CACHED_LENGTH, numbered
+from core import inserts, readback
+from core.numbered import _NUMBERED_CACHED_LENGTH, numbered
 from payments.ledger import services as ledger
 from payments.models import AccountKind, LedgerEntry, LedgerTransaction, LineType
 from webhooks.models import Event

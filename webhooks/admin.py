@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 from accounts.models import AccountEvent
 from accounts.services import audit_record
-from config.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
+from core.admin import ReadOnlyAdmin, ReadOnlyInline, apply_to_each
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 

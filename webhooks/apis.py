@@ -7,9 +7,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ApiView, paginate, path_uuid, reject_unknown_params
-from config.errors import ValidationFailed
-from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
+from core.api import ApiView, paginate, path_uuid, reject_unknown_params
+from core.errors import ValidationFailed
+from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
 from webhooks.models import EventType
 from webhooks.selectors import event_get, event_list
 

@@ -7,8 +7,8 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the Celery tasks in every process (services queue them by name: config.celery.task_enqueue), and
-        # this app's section of the Integrations page (config.pages), and the webhook queue's scrape-time collector.
-        from config import metrics, pages
+        # this app's section of the Integrations page (core.pages), and the webhook queue's scrape-time collector.
+        from core import metrics, pages
         from webhooks import metrics as webhooks_metrics
         from webhooks import tasks, views  # noqa: F401
 

@@ -19,9 +19,9 @@ from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config import inserts
 from config.celery import task_enqueue
-from config.modes import live_mode_simulated
+from core import inserts
+from core.modes import live_mode_simulated
 from webhooks import http, signing
 from webhooks.metrics import delivery_outcome_record
 from webhooks.models import Delivery, DeliveryAttempt, Event
@@ -99,7 +99,7 @@ def delivery_claim(*, delivery_id: str) -> Claim | None:
         payload = json.loads(row[6]) if isinstance(row[6], str) else row[6]
     else:
         payload = Event.objects.filter(pk=event_id).values_list("payload", flat=True).first()
-    # Built from the model's declared fields (config.inserts.new), not through Model.__init__: every delivery does it.
+    # Built from the model's declared fields (core.inserts.new), not through Model.__init__: every delivery does it.
     delivery = inserts.new(Delivery, id=delivery_uuid, event_id=uuid.UUID(str(event_id)),
                            merchant_id=uuid.UUID(str(merchant_id)), livemode=bool(livemode), url=url,
                            failures=failures, attempts=attempts, status=Delivery.Status.PENDING,

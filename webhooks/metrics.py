@@ -1,4 +1,4 @@
-"""The webhooks app's metrics (config/metrics.py is the plumbing): delivery attempts by outcome, counted where they
+"""The webhooks app's metrics (core/metrics.py is the plumbing): delivery attempts by outcome, counted where they
 are recorded (webhooks.delivery), and the queue read from the database at scrape time: PENDING deliveries and the
 age of the oldest one (a stuck worker or a lost broker shows as an age that keeps growing)."""
 
@@ -10,7 +10,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 
-from config.metrics import counter
+from core.metrics import counter
 from webhooks.models import Delivery
 
 DELIVERY_ATTEMPTS = counter("pagamentos_webhook_deliveries_total", "Webhook delivery attempts by outcome: succeeded, "

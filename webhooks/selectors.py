@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Merchant
-from config.errors import NotFound, ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint
 
 

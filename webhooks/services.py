@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from accounts.signals import MEMO_ATTRIBUTE, merchant_changed
-from config import inserts
-from config.api import timestamp
 from config.celery import task_enqueue
-from config.errors import InvalidState
-from config.ids import uuid7
+from core import inserts
+from core.api import timestamp
+from core.errors import InvalidState
+from core.ids import uuid7
 from webhooks import signing, ssrf
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint, WebhookSecret
 
@@ -33,7 +33,7 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
     commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost.
 
     `rows` are the caller's own new rows (the charge the event announces, say), written first in the same single
-    statement as the event and its deliveries (`config.inserts.insert`): all or nothing, in one round trip, with no
+    statement as the event and its deliveries (`core.inserts.insert`): all or nothing, in one round trip, with no
     transaction needed around them."""
     event, deliveries = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj,
                                     previous_status=previous_status, webhook_url=webhook_url, endpoints=endpoints)
@@ -45,7 +45,7 @@ def events_write(built: list[tuple[Event, list[Delivery]]], *, rows: tuple[Model
                  then: tuple[str, list] | None = None):
     """Write events and their deliveries from `event_build` with the caller's `rows`, in one statement, and enqueue
     the deliveries after the commit: what `event_record` and `events_record` do. `then`: a query run in the same
-    statement before them (`config.inserts.insert`), whose first row is returned."""
+    statement before them (`core.inserts.insert`), whose first row is returned."""
     deliveries = [delivery for _, event_deliveries in built for delivery in event_deliveries]
     row = inserts.insert(*rows, *(event for event, _ in built), *deliveries, then=then)
     _deliveries_enqueue_on_commit(deliveries)

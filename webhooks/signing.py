@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import secrets
 
-from config import crypto
+from core import crypto
 
 PREFIX = "whsec_"
 

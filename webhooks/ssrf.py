@@ -20,7 +20,7 @@ from django.utils.translation import gettext, gettext_lazy
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from config.errors import DomainError
+from core.errors import DomainError
 
 MAX_URL_LENGTH = 2048
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")

@@ -16,13 +16,13 @@ from accounts.access import merchant_required, permission_required, second_facto
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
-from config import pages
-from config.errors import DomainError
+from core import pages
+from core.errors import DomainError
 from webhooks import selectors, services
 from webhooks.forms import EndpointForm
 from webhooks.models import Delivery, WebhookEndpoint
 
-INTEGRATIONS_PAGE = "integrations"  # the integrations app's page (config.pages), where this app adds a section
+INTEGRATIONS_PAGE = "integrations"  # the integrations app's page (core.pages), where this app adds a section
 INTEGRATIONS_SECTION = "webhooks/_integrations_section.html"
 
 

@@ -1,8 +1,8 @@
-"""The two-factor seeds, stored in clear by 0005, are encrypted (config/crypto.py) and the clear column dropped."""
+"""The two-factor seeds, stored in clear by 0005, are encrypted (core/crypto.py) and the clear column dropped."""
 
 from django.db import migrations, models
 
-from config import crypto
+from core import crypto
 
 SEALED = {"key_setting": "TOTP_SECRET_ENCRYPTION_KEY", "purpose": b"totp-seed", "aad": b"totp"}
 

@@ -9,7 +9,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from config.migration_operations import PostgresqlSqlOrOperations
+from core.migration_operations import PostgresqlSqlOrOperations
 
 # Django's names for them (a digest of the table and column names: the same on every installation).
 DROPPED = {"accounts_accountevent_merchant_id_f508b4b9": "(merchant_id)",

@@ -18,7 +18,7 @@ from accounts.access import merchant_required, permission_required, second_facto
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
-from config.errors import DomainError, NotFound, ValidationFailed
+from core.errors import DomainError, NotFound, ValidationFailed
 from payments.dashboard.forms import ChargeFilterForm, RefundForm, reais_text
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
 from payments.disputes.selectors import payin_disputes

@@ -19,7 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 
 from accounts.models import Merchant
-from config.dates import sao_paulo_midnight
+from core.dates import sao_paulo_midnight
 from payments.models import AccountKind, LedgerAccount, LedgerEntry, LineType
 from payments.templatetags.payments_format import SAO_PAULO, brl, sp_date
 

@@ -16,7 +16,7 @@ from accounts import roles
 from accounts.access import merchant_required, permission_required
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
-from config.errors import DomainError, NotFound
+from core.errors import DomainError, NotFound
 from payments.dashboard import labels
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, timeline
 from payments.disputes import selectors as dispute_selectors

@@ -10,7 +10,7 @@ from django import forms
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from config.dates import sao_paulo_midnight
+from core.dates import sao_paulo_midnight
 from payments.dashboard import labels
 from payments.templatetags.payments_format import brl
 

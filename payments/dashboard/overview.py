@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 
 from accounts.access import merchant_required
-from config.dates import sao_paulo_today
+from core.dates import sao_paulo_today
 from payments.dashboard import labels
 from payments.dashboard.charts import daily_volume, volume_chart_svg
 from payments.ledger.selectors import balance_get

@@ -4,7 +4,7 @@ timeline, and the guards of a write (a suspended account, a test-mode-only actio
 The pages are thin, as the API views are: a page reads through a selector, a form posts to one service call, and a
 `DomainError` becomes a message or an error beside the field it is about. Every query is scoped to `request.merchant`
 and `request.livemode` (set by `merchant_required`): another merchant's or the other mode's object is a 404. Lists are
-keyset-paginated with the API's own cursor (`config.api.paginate`), never OFFSET.
+keyset-paginated with the API's own cursor (`core.api.paginate`), never OFFSET.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from django.utils.translation import gettext
 
 from accounts.models import KycStatus
 from accounts.views import refuse_if_suspended
-from config.api import paginate
-from config.errors import DomainError
+from core.api import paginate
+from core.errors import DomainError
 from webhooks.models import Event
 from webhooks.selectors import event_timeline
 

@@ -16,8 +16,8 @@ from accounts.access import merchant_required, permission_required, second_facto
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
-from config.dates import sao_paulo_today
-from config.errors import DomainError, NotFound
+from core.dates import sao_paulo_today
+from core.errors import DomainError, NotFound
 from payments import policy, rails
 from payments.dashboard.forms import PayoutFilterForm, PayoutForm, ReaisField
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline

@@ -13,8 +13,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.access import merchant_required
-from config.api import timestamp
-from config.dates import sao_paulo_today
+from core.api import timestamp
+from core.dates import sao_paulo_today
 from payments.dashboard import labels
 from payments.dashboard.forms import RangeForm
 from payments.dashboard.pages import keyset_page

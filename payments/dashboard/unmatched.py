@@ -15,7 +15,7 @@ from accounts import roles
 from accounts.access import merchant_required, permission_required, second_factor_required
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
-from config.errors import DomainError, NotFound
+from core.errors import DomainError, NotFound
 from payments.dashboard.pages import keyset_page, refuse_write, timeline
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
 from payments.unmatched import selectors, services

@@ -9,9 +9,9 @@ from rest_framework.response import Response
 
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
-from config.api import ApiView, StrictCharField, StrictSerializer, paginate, path_uuid, reject_unknown_params
-from config.errors import NotFound, validation_error
-from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
+from core.api import ApiView, StrictCharField, StrictSerializer, paginate, path_uuid, reject_unknown_params
+from core.errors import NotFound, validation_error
+from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param
 from payments.disputes import schema as dispute_schema
 from payments.disputes import selectors as dispute_selectors

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api import StrictSerializer
+from core.api import StrictSerializer
 from payments.models import DisputeKind, DisputeStatus
 
 

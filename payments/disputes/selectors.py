@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from accounts.models import Merchant
-from config.errors import NotFound
+from core.errors import NotFound
 from payments.models import Dispute, DisputeStatus, Payin
 from payments.rows import filtered, scoped_get
 
@@ -21,7 +21,7 @@ def dispute_get(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute:
 
 def dispute_list(*, merchant: Merchant, livemode: bool, status: str | None = None, kind: str | None = None,
                  payin_id=None) -> QuerySet[Dispute]:
-    """Newest first through `config.api.paginate`, on the index (merchant, livemode, created_at, id); a merchant has
+    """Newest first through `core.api.paginate`, on the index (merchant, livemode, created_at, id); a merchant has
     few disputes, so the status, kind and charge filters read them there."""
     return filtered(Dispute.objects.filter(merchant=merchant, livemode=livemode), status=status, kind=kind,
                     payin_id=payin_id)

@@ -3,7 +3,7 @@ dispute.* events carry, documented for OpenAPI by `payments.disputes.schema`."""
 
 from __future__ import annotations
 
-from config.api import timestamp
+from core.api import timestamp
 from payments.models import Dispute
 
 

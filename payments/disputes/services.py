@@ -25,7 +25,7 @@ from django.utils.translation import gettext
 
 from accounts.models import Merchant
 from config.celery import task_enqueue
-from config.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound
 from payments import rails
 from payments.disputes.serializers import dispute_serialize
 from payments.ledger import services as ledger

@@ -11,7 +11,7 @@ import re
 import string
 import unicodedata
 
-from config.codes import random_code
+from core.codes import random_code
 
 GUI = "br.gov.bcb.pix"
 NO_TXID = "***"  # The manual's marker for "no txid"; its published example uses it.

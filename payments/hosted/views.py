@@ -29,7 +29,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
 from accounts.selectors import merchant_display_name
-from config.api import timestamp
+from core.api import timestamp
 from payments.formats import boleto as boleto_format
 from payments.formats.itf import itf_svg
 from payments.hosted.links import qrcode_image_url

@@ -12,7 +12,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from config.errors import DomainError, NotFound, PermissionRefused, ServiceUnavailable, error_body
+from core.errors import DomainError, NotFound, PermissionRefused, ServiceUnavailable, error_body
 from payments.inbound import services
 from payments.rails.base import InvalidNotification, RailError
 

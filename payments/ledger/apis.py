@@ -6,12 +6,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import (
+from core.api import (
     ApiView,
     paginate,
     reject_unknown_params,
 )
-from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
+from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
 from payments.ledger import schema as ledger_schema
 from payments.ledger import selectors as ledger_selectors
 from payments.ledger.selectors import balance_get

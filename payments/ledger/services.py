@@ -19,8 +19,8 @@ from django.db import connection, transaction
 from django.utils.translation import gettext_lazy
 
 from accounts.models import Merchant
-from config import inserts
-from config.errors import DomainError
+from core import inserts
+from core.errors import DomainError
 from payments.models import (
     AccountKind,
     BalanceAdjustment,
@@ -170,7 +170,7 @@ def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
 
 @functools.cache
 def _entry_positions() -> tuple[int, int]:
-    """Where an entry's account and balance after sit among its row's values (`config.inserts.rows_statement`)."""
+    """Where an entry's account and balance after sit among its row's values (`core.inserts.rows_statement`)."""
     return inserts.plain_position(LedgerEntry, "account_id"), inserts.plain_position(LedgerEntry, "balance_after")
 
 

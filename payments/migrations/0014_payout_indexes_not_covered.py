@@ -15,7 +15,7 @@ new release's processes start. Elsewhere (SQLite) Django's operations run as the
 
 from django.db import migrations, models
 
-from config.migration_operations import PostgresqlSqlOrOperations
+from core.migration_operations import PostgresqlSqlOrOperations
 
 TABLE = "payments_payout"
 # Django's names for them (a digest of the table and column names: the same on every installation).

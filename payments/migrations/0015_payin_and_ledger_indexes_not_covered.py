@@ -17,7 +17,7 @@ before the new release's processes start. Elsewhere (SQLite) Django's operations
 import django.db.models.deletion
 from django.db import migrations, models
 
-from config.migration_operations import PostgresqlSqlOrOperations
+from core.migration_operations import PostgresqlSqlOrOperations
 
 # Django's names for them (a digest of the table and column names: the same on every installation).
 DROPPED = {  # index: (table, its definition, to build it again on the way back)

@@ -12,7 +12,7 @@ Nothing changes in Django's state (neither is declared by a model); elsewhere (S
 
 from django.db import migrations
 
-from config.migration_operations import PostgresqlSqlOrOperations
+from core.migration_operations import PostgresqlSqlOrOperations
 
 LIKE_INDEX = "payments_simulatoroperation_key_342ac856_like"  # Django's name: a digest of the table and column
 

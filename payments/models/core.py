@@ -6,7 +6,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config.ids import uuid7
+from core.ids import uuid7
 
 
 class AccountKind(models.TextChoices):

@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config.ids import uuid7
+from core.ids import uuid7
 from payments.models.core import Payin, RailNotification
 
 

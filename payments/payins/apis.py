@@ -11,8 +11,8 @@ from rest_framework.response import Response
 
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
-from config import dates, readcache
-from config.api import (
+from core import dates, readcache
+from core.api import (
     ApiView,
     StrictCharField,
     StrictIntegerField,
@@ -21,8 +21,8 @@ from config.api import (
     path_uuid,
     reject_unknown_params,
 )
-from config.errors import validation_error
-from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
+from core.errors import validation_error
+from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
 from payments import fields
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
 from payments.models import PayinStatus, PaymentMethod

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config import inserts
-from config.errors import InvalidState
+from core import inserts
+from core.errors import InvalidState
 from payments import rails
 from payments.formats.cards import bin6, brand, fingerprint, last4
 from payments.ledger import services as ledger

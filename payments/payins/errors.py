@@ -1,7 +1,7 @@
 """Kinds of field problems of a charge request (payins.validation reports them by code): a request whose every
-problem is of one kind is reported as that kind's error (config.errors.validation_error)."""
+problem is of one kind is reported as that kind's error (core.errors.validation_error)."""
 
-from config.errors import DomainError
+from core.errors import DomainError
 
 
 class AmountTooSmall(DomainError):

@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext
 from rest_framework import serializers
 
-from config.api import StrictCharField
-from config.schema import Const
+from core.api import StrictCharField
+from core.schema import Const
 from payments.fields import (
     EMAIL_PATTERN,
     PHONE_PATTERN,

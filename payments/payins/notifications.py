@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound
 from payments import rails
 from payments.disputes import services as disputes
 from payments.models import Payin, RailNotification, UnmatchedKind

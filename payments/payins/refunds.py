@@ -14,7 +14,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
 from config.celery import task_enqueue
-from config.errors import DomainError, InvalidState, ValidationFailed
+from core.errors import DomainError, InvalidState, ValidationFailed
 from payments import rails
 from payments.disputes.selectors import payin_under_dispute
 from payments.ledger import services as ledger

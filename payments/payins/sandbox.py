@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from accounts.models import Merchant
-from config.errors import InvalidState
+from core.errors import InvalidState
 from payments import rails
 from payments.disputes.services import dispute_open_check
 from payments.models import DisputeKind, Payin, PaymentMethod

@@ -13,8 +13,8 @@ from __future__ import annotations
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from config.api import StrictSerializer
-from config.schema import Const, Documented
+from core.api import StrictSerializer
+from core.schema import Const, Documented
 from payments.formats.contact import UF_CODES
 from payments.models import PayinStatus, PaymentMethod, RefundStatus
 from payments.openapi import request_variant

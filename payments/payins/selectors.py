@@ -9,9 +9,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from accounts.models import Merchant
-from config import readcache
-from config.api import Listing
-from config.errors import NotFound
+from core import readcache
+from core.api import Listing
+from core.errors import NotFound
 from payments.models import Payin, Refund
 from payments.payins.serializers import PAYIN_COLUMNS, REFUND_COLUMNS, payin_serialize
 from payments.rows import scoped_get
@@ -26,7 +26,7 @@ def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
 
 def payin_body_get(*, merchant: Merchant, livemode: bool, payin_id: uuid.UUID, freshness: str | None) -> dict:
     """A charge's API body: from this process's read cache while its freshness token (read by the request's
-    authentication, before this) is the one it was stored under, else from the database (see config.readcache)."""
+    authentication, before this) is the one it was stored under, else from the database (see core.readcache)."""
     key = readcache.key("payin", payin_id)
     body = readcache.get(key, freshness, merchant_id=merchant.pk, livemode=livemode)
     if body is None:
@@ -40,7 +40,7 @@ def payin_rows(*, merchant: Merchant, livemode: bool, status: str | None = None,
                created_to: datetime | None = None) -> Listing:
     """Scoped to the merchant and mode; each filter has an index beginning (merchant, livemode, filter) and ending
     (created_at, id), so a page costs the same at any depth and with any of them. The columns the API body reads,
-    for `config.api.paginate`."""
+    for `core.api.paginate`."""
     return Listing.of(Payin, PAYIN_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": livemode}, status=status,
                       payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
                       created_at__lt=created_to)
@@ -57,6 +57,6 @@ def refund_list(*, payin: Payin) -> list[Refund]:
 
 
 def payin_refunds(*, payin: Payin) -> Listing:
-    """A charge's refunds for `config.api.paginate` (which orders them newest first); a charge has few, found through
+    """A charge's refunds for `core.api.paginate` (which orders them newest first); a charge has few, found through
     the index on their charge."""
     return Listing.of(Refund, REFUND_COLUMNS, scope={"payin_id": payin.pk})

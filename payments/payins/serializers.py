@@ -3,12 +3,12 @@ of every event), documented for OpenAPI by the serializers in `payments.payins.s
 
 from __future__ import annotations
 
-from config.api import timestamp
+from core.api import timestamp
 from payments.hosted.links import boleto_url, payment_url, qrcode_image_url
 from payments.models import Payin, PaymentMethod, Refund
 
 # The columns each serializer reads (its own and through payments.hosted.links): a list page fetches exactly these and
-# serializes each row's named tuple with the same function as a charge (config.api.Listing).
+# serializes each row's named tuple with the same function as a charge (core.api.Listing).
 PAYIN_COLUMNS = ("id", "status", "amount", "fee", "payment_method", "reference_id", "livemode", "description",
                  "metadata", "customer", "items", "refunded_amount", "public_token", "created_at", "updated_at",
                  "paid_at", "failure_code", "failure_message", "pix_payload", "pix_expires_at", "pix_txid",

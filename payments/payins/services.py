@@ -20,9 +20,9 @@ from django.utils.translation import gettext
 from accounts.models import Merchant
 from accounts.selectors import merchant_city, merchant_display_name
 from accounts.signals import MEMO_ATTRIBUTE
-from config import inserts
-from config.dates import sao_paulo_date
-from config.errors import DomainError, InvalidState
+from core import inserts
+from core.dates import sao_paulo_date
+from core.errors import DomainError, InvalidState
 from payments import policy, rails
 from payments.formats import boleto, pix
 from payments.models import (

@@ -1,5 +1,5 @@
 """The lifecycle of a charge (SPEC §3.3): the only writer of `Payin.status` and `refundedAmount`, and so the one
-place that tells the read cache (config.readcache) that a charge's body changed.
+place that tells the read cache (core.readcache) that a charge's body changed.
 
 Every transition locks the charge row, moves it with one conditional update (`UPDATE … WHERE status IN (the allowed
 sources)`), and writes its ledger movement and its event in the same transaction."""
@@ -14,8 +14,8 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from accounts.models import Merchant
-from config import readcache
-from config.errors import InvalidState
+from core import readcache
+from core.errors import InvalidState
 from payments import policy
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg

@@ -22,8 +22,8 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.settings import api_settings
 
 from accounts.models import Merchant
-from config.api import NOT_SURE, StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
-from config.errors import as_domain_error
+from core.api import NOT_SURE, StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
+from core.errors import as_domain_error
 from payments import policy
 from payments.fast_path import compile_fast_path
 from payments.fields import (

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from accounts.audit import audit_build, audit_record
 from accounts.models import AccountEvent
-from config.api import (
+from core.api import (
     ApiView,
     StrictCharField,
     StrictSerializer,
@@ -17,8 +17,8 @@ from config.api import (
     path_uuid,
     reject_unknown_params,
 )
-from config.errors import validation_error
-from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, timestamp_parameter
+from core.errors import validation_error
+from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, timestamp_parameter
 from payments import fields
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
 from payments.models import PayoutStatus

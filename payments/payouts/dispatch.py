@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 import time
 
-from config import cache as shared_cache
 from config.celery import task_enqueue
+from core import cache as shared_cache
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from config.api import StrictSerializer
+from core.api import StrictSerializer
 from payments.models import PayoutStatus, PixKeyType
 from payments.openapi import request_variant
 from payments.payouts.validation import PayoutRequestSerializer

@@ -8,8 +8,8 @@ from typing import Any
 from django.db.models import QuerySet, Sum
 
 from accounts.models import Merchant
-from config.api import Listing
-from config.errors import NotFound
+from core.api import Listing
+from core.errors import NotFound
 from payments.models import Payout, PayoutStatus
 from payments.payouts.serializers import PAYOUT_COLUMNS
 from payments.rows import scoped_get
@@ -32,7 +32,7 @@ def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
 
 def payout_rows(*, merchant: Merchant, livemode: bool, status: str | None = None, reference_id: str | None = None,
                 created_from: datetime | None = None, created_to: datetime | None = None) -> Listing:
-    """The columns the API body reads, for `config.api.paginate`."""
+    """The columns the API body reads, for `core.api.paginate`."""
     return Listing.of(Payout, PAYOUT_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": livemode},
                       status=status, reference_id=reference_id, created_at__gte=created_from,
                       created_at__lt=created_to)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from config.api import timestamp
+from core.api import timestamp
 from payments.models import Payout
 
 # The columns payout_serialize reads: a list page fetches exactly these and serializes each row's named tuple with it
-# (config.api.Listing).
+# (core.api.Listing).
 PAYOUT_COLUMNS = ("id", "status", "amount", "fee", "pix_key", "pix_key_type", "reference_id", "external_id",
                   "beneficiary_name", "beneficiary_document", "description", "metadata", "livemode", "created_at",
                   "updated_at", "completed_at", "failure_code", "failure_message")

@@ -26,11 +26,11 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
-from config import inserts
-from config.codes import random_code
-from config.dates import sao_paulo_today
-from config.errors import DomainError, InvalidState, NotFound
-from config.ids import uuid7
+from core import inserts
+from core.codes import random_code
+from core.dates import sao_paulo_today
+from core.errors import DomainError, InvalidState, NotFound
+from core.ids import uuid7
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg

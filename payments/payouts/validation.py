@@ -33,9 +33,9 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from accounts.models import Merchant
-from config.api import NOT_SURE, StrictCharField, StrictIntegerField, StrictSerializer
-from config.errors import as_domain_error, lazy_format
-from config.schema import Const, Documented
+from core.api import NOT_SURE, StrictCharField, StrictIntegerField, StrictSerializer
+from core.errors import as_domain_error, lazy_format
+from core.schema import Const, Documented
 from payments import policy
 from payments.fast_path import compile_fast_path
 from payments.fields import (

@@ -31,7 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
-from config import readback
+from core import readback
 from payments.models import Payout, PayoutStatus
 from webhooks.models import WebhookEndpoint
 
@@ -99,7 +99,7 @@ def payout_resend_claim(payout: Payout) -> bool:
 
 def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
     """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500: for
-    the payouts of a confirmation task a statement written once per count of ids (`config.readback.returned_all`:
+    the payouts of a confirmation task a statement written once per count of ids (`core.readback.returned_all`:
     no ORM query compiled, no raw query's per-call work), else the ORM's query."""
     statuses = (PayoutStatus.PENDING, PayoutStatus.PROCESSING)
     if payout_ids is None or len(payout_ids) > 500:

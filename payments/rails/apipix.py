@@ -21,7 +21,7 @@ from typing import Any
 
 import requests
 
-from config.api import timestamp
+from core.api import timestamp
 from payments.rails.base import RailError, RailRefused, RailTimeout
 
 logger = logging.getLogger(__name__)

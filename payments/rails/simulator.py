@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from config import inserts, readback
-from config.codes import random_code
+from core import inserts, readback
+from core.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
 from payments.rails.base import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from config.errors import DomainError
+from core.errors import DomainError
 
 # code -> what it means and what to do. Every code of a DomainError subclass must be here.
 MEANINGS: dict[str, str] = {

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from config.dates import sao_paulo_today
+from core.dates import sao_paulo_today
 from payments.reference import glossary
 from payments.reference.errors import errors_markdown
 from payments.reference.operations import OPERATIONS

@@ -12,7 +12,7 @@ from datetime import date, datetime
 from django import template
 from django.utils.translation import gettext
 
-from config.dates import SAO_PAULO
+from core.dates import SAO_PAULO
 
 register = template.Library()
 

@@ -24,7 +24,7 @@ from django.utils.translation import gettext
 
 from accounts.models import User
 from config.celery import task_enqueue
-from config.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound
 from payments import rails
 from payments.models import PaymentMethod, RailNotification, UnattributedPayment, UnattributedStatus
 from payments.rails.base import OperationStatus, RailError, RailRefused

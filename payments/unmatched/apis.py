@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
-from config.api import (
+from core.api import (
     ApiView,
     StrictCharField,
     StrictIntegerField,
@@ -22,8 +22,8 @@ from config.api import (
     path_uuid,
     reject_unknown_params,
 )
-from config.errors import validation_error
-from config.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
+from core.errors import validation_error
+from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
 from payments.api_support import TestModeOnly, choice_param
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
 from payments.unmatched import sandbox, selectors, services

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api import StrictSerializer
+from core.api import StrictSerializer
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
 
 MAX_AMOUNT = 10_000_000_000  # the sandbox's plays: what the API takes as one amount

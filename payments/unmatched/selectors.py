@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from accounts.models import Merchant
-from config.errors import NotFound
+from core.errors import NotFound
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedPayment, UnmatchedPolicy
 from payments.rows import filtered, scoped_get
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config.api import timestamp
+from core.api import timestamp
 from payments.models import UnmatchedPayment
 
 

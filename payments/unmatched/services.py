@@ -22,7 +22,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
 from config.celery import task_enqueue
-from config.errors import DomainError, InvalidState, NotFound
+from core.errors import DomainError, InvalidState, NotFound
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg

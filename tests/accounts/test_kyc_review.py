@@ -5,7 +5,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 
 from accounts import services
 from accounts.models import AccountEvent, KycStatus, Merchant
-from config.errors import DomainError
+from core.errors import DomainError
 from tests.conftest import run_in_threads
 from tests.factories import MerchantFactory, UserFactory
 

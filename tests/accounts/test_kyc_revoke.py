@@ -10,7 +10,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 
 from accounts import services
 from accounts.models import AccountEvent, KycStatus
-from config.errors import DomainError
+from core.errors import DomainError
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 
 REASON = "The contract's CNPJ belongs to another company."

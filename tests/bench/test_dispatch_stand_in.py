@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from config import cache as shared_cache
+from core import cache as shared_cache
 from payments.payouts import dispatch as payouts
 from tests.bench import bench_module
 

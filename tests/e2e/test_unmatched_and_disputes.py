@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from accounts.models import Merchant, Role
-from config import dates
+from core import dates
 from payments.models import Dispute, Payin, UnmatchedPayment, UnmatchedStatus
 from payments.payins import sandbox
 from payments.payins import services as payins

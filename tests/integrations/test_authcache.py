@@ -99,7 +99,7 @@ def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
 
 
 def test_the_gate_packet_is_what_the_generic_packer_builds():
-    from config.cache import pack as _pack
+    from core.cache import pack as _pack
     from integrations.ratelimit import _gate_packet
 
     packet = _gate_packet(b"rl:authblock:::1", b"rl:key:pk_test_x:1", b"authv:pk_test_x")

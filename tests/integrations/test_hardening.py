@@ -6,7 +6,7 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.test import RequestFactory
 
-from config.requests import client_ip
+from core.requests import client_ip
 from integrations.idempotency import Claim, idempotency_claim, idempotency_complete
 from integrations.models import ApiKey, IdempotencyKey
 from tests.conftest import basic_auth

@@ -17,9 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import AccountEvent
-from config.api import ApiView
-from config.errors import InvalidState
 from config.urls import urlpatterns as project_urlpatterns
+from core.api import ApiView
+from core.errors import InvalidState
 from integrations.idempotency import body_digest
 from integrations.models import IdempotencyKey
 

@@ -22,7 +22,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from config.logging import JsonFormatter
+from core.logging import JsonFormatter
 from integrations import keys, services
 from integrations.models import ApiKey
 from tests.conftest import basic_auth

@@ -17,9 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import AccountEvent
-from config.api import ApiView, StrictBooleanField, StrictCharField, StrictSerializer
-from config.errors import InvalidState, error_body
 from config.urls import urlpatterns as project_urlpatterns
+from core.api import ApiView, StrictBooleanField, StrictCharField, StrictSerializer
+from core.errors import InvalidState, error_body
 
 before_create: Callable[[], None] | None = None
 

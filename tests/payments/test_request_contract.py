@@ -7,8 +7,8 @@ from drf_spectacular.plumbing import ComponentRegistry
 from rest_framework.views import APIView
 
 from accounts.models import Merchant
-from config.api import NOT_SURE, StrictCharField, StrictIntegerField
-from config.schema import AutoSchema
+from core.api import NOT_SURE, StrictCharField, StrictIntegerField
+from core.schema import AutoSchema
 from payments.fast_path import compile_fast_path
 from payments.openapi import request_variant
 from payments.payins import schema as payin_schema
@@ -56,7 +56,7 @@ def test_a_payout_field_reaches_the_fast_path():
 
 
 def _component(variant) -> dict:
-    """The request schema that config.schema.AutoSchema writes for `variant`."""
+    """The request schema that core.schema.AutoSchema writes for `variant`."""
     auto = AutoSchema()
     auto.registry = ComponentRegistry()
     auto.method = "POST"

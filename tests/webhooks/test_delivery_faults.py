@@ -7,7 +7,7 @@ import time
 import pytest
 from django.db import transaction
 
-from config.errors import DomainError
+from core.errors import DomainError
 from tests.factories import MerchantFactory
 from tests.webhooks.receiver import start_receiver
 from webhooks import delivery as engine

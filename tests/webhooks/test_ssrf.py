@@ -5,7 +5,7 @@ import pytest
 from django.db import transaction
 from django.utils import translation
 
-from config.errors import DomainError
+from core.errors import DomainError
 from tests.factories import MerchantFactory
 from tests.webhooks.receiver import start_receiver
 from webhooks import delivery as deliveries

@@ -22,8 +22,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from standardwebhooks.webhooks import Webhook
 
-from config import cache as shared_cache
 from config.celery import app as celery_app
+from core import cache as shared_cache
 from payments.ledger import services as ledger
 from payments.models import Payout, PayoutStatus
 from payments.payouts import dispatch as payout_dispatch

@@ -8,7 +8,7 @@ row); elsewhere (SQLite) Django's operations run as they are.
 import django.db.models.deletion
 from django.db import migrations, models
 
-from config.migration_operations import PostgresqlSqlOrOperations
+from core.migration_operations import PostgresqlSqlOrOperations
 
 DROPPED = {  # Django's names (a digest of the table and column names: the same on every installation)
     "webhooks_event_merchant_id_29c51e5b": ("webhooks_event", "merchant_id"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.metrics import metrics_dir_clean, multiprocess_dir
+from core.metrics import metrics_dir_clean, multiprocess_dir
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from config.metrics import metrics_dir_clean
+from core.metrics import metrics_dir_clean
 
 # The quick start runs webhooks against receivers on this machine, over plain HTTP: a local-only relaxation of
 # the SSRF guard, said out loud when the service starts.
@@ -40,7 +40,7 @@ class Command(BaseCommand):
         seeded = subprocess.run([python, "manage.py", "seed_demo", "--json"],  # noqa: S603
                                 check=True, capture_output=True, text=True, cwd=settings.BASE_DIR)
         demo = json.loads(seeded.stdout.strip().splitlines()[-1])
-        # The web server and the worker sum their counters through one directory (GET /metrics, config/metrics.py),
+        # The web server and the worker sum their counters through one directory (GET /metrics, core/metrics.py),
         # emptied of the files of earlier runs.
         metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or str(Path(settings.LOCAL_DIR) / "metrics")
         metrics_dir_clean(metrics_dir)

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, no_translations
 
 from accounts.models import Merchant
-from config.errors import DomainError
+from core.errors import DomainError
 from integrations.services import apikey_create
 
 

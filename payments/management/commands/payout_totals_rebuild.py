@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, no_translations
 from django.db import transaction
 
 from accounts.models import Merchant
-from config.dates import sao_paulo_today
+from core.dates import sao_paulo_today
 from payments.ledger import services as ledger
 from payments.models import Payout, PayoutDailyTotal
 from payments.payouts.selectors import payout_day_totals

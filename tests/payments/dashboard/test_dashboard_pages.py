@@ -18,7 +18,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import KycStatus
-from config import dates
+from core import dates
 from payments.dashboard import charts
 from payments.dashboard import forms as dashboard_forms
 from payments.dashboard import pages as dashboard_pages

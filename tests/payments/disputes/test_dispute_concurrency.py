@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from config.errors import InvalidState
+from core.errors import InvalidState
 from payments.disputes import services as disputes
 from payments.models import Dispute, DisputeStatus
 from tests.conftest import run_in_threads

@@ -256,7 +256,7 @@ def test_a_batch_of_movements_is_built_before_the_lock_and_written_in_one_statem
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from config import inserts
+    from core import inserts
 
     merchant = MerchantFactory()
     pay_in(merchant, 10_000, 0)

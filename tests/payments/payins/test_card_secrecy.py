@@ -29,7 +29,7 @@ from django.db import connection
 from django.test import Client
 from kombu.messaging import Producer
 
-from config.logging import JsonFormatter, RequestIdFilter
+from core.logging import JsonFormatter, RequestIdFilter
 from integrations.idempotency import body_digest
 from integrations.models import IdempotencyKey
 from payments.models import CardToken, Payin

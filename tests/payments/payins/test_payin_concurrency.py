@@ -18,7 +18,7 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone, translation
 
-from config import dates
+from core import dates
 from payments.disputes import services as disputes
 from payments.formats import boleto
 from payments.ledger import selectors as ledger_selectors

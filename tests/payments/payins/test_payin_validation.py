@@ -7,7 +7,7 @@ from datetime import date, timedelta
 import pytest
 from django.utils import translation
 
-from config.errors import DomainError, as_domain_error, error_body
+from core.errors import DomainError, as_domain_error, error_body
 from payments.models import CardToken
 from payments.payins.validation import payin_request_validate
 from tests.factories import MerchantFactory
@@ -24,7 +24,7 @@ CARD = {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMont
 
 @pytest.fixture(autouse=True)
 def english():
-    """The messages as the API gives them (in English, config.middleware): without this the file passed only after
+    """The messages as the API gives them (in English, core.middleware): without this the file passed only after
     another test had left English active in the thread, and failed when run alone."""
     with translation.override("en"):
         yield

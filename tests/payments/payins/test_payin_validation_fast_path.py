@@ -17,8 +17,8 @@ import pytest
 from rest_framework import serializers
 
 from accounts.models import Merchant
-from config.api import NOT_SURE, StrictCharField
-from config.errors import DomainError
+from core.api import NOT_SURE, StrictCharField
+from core.errors import DomainError
 from payments.fast_path import compile_fast_path
 from payments.fields import METADATA_KEY_MAX_LENGTH, METADATA_MAX_KEYS, METADATA_VALUE_MAX_LENGTH
 from payments.models import CardToken

@@ -1,4 +1,4 @@
-"""GET /payin/{id} served from the per-process read cache (config.readcache): a hit costs no query, and no change to
+"""GET /payin/{id} served from the per-process read cache (core.readcache): a hit costs no query, and no change to
 a charge is ever hidden by it, in this process or (through the freshness token) in any other."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 
-from config import readcache
+from core import readcache
 from integrations import ratelimit
 from payments.models import Payin
 from payments.payins import services as payins

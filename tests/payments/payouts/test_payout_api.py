@@ -17,7 +17,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import AccountEvent
-from config import cache as shared_cache
+from core import cache as shared_cache
 from payments.ledger.services import adjustment_create
 from payments.models import LedgerAccount, LedgerEntry, LedgerTransaction, Payout, SimulatorOperation
 from payments.payouts import dispatch as payout_dispatch

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
-from config import dates
+from core import dates
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg
 from payments.management.commands.ledger_check import Command as LedgerCheck

@@ -2,7 +2,7 @@
 
 import pytest
 
-from config.errors import DomainError, as_domain_error, error_body
+from core.errors import DomainError, as_domain_error, error_body
 from payments.payouts.validation import payout_request_validate
 
 MISSING = object()

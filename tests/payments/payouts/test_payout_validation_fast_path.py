@@ -13,7 +13,7 @@ from collections import OrderedDict
 import pytest
 
 from accounts.models import Merchant
-from config.errors import DomainError
+from core.errors import DomainError
 from payments.formats import documents
 from payments.formats.pix_keys import PIX_KEY_TYPES
 from payments.payouts.validation import _fast_validate, _validate_with_serializer, payout_request_validate

@@ -1,0 +1,386 @@
+"""The API's conventions: strict input parsing, keyset pagination and the base view of every authenticated API."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import json
+import operator
+import re
+import uuid
+from collections import namedtuple
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import connections, router
+from django.db.models import Model, Q, QuerySet
+from rest_framework import exceptions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core import decoding
+from core.errors import NotFound, ValidationFailed, validation_error
+from core.renderers import ApiJSONRenderer
+
+# --- Strict input ----------------------------------------------------------------------------------------------------
+# Each Strict field's `fast(data)` applies the rules its serializer path applies, read from the same attributes, for the
+# fast paths (`payments.fast_path`): the value when it is surely valid, else NOT_SURE (the serializer then decides).
+NOT_SURE: Any = object()
+FAST_INT_MAX = 2**63 - 1
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and surrogates: DRF's CharField refuses them
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer and nothing else: 100.0, "100", true and null are refused (no silent coercion of money)."""
+
+    default_error_messages = {"invalid": "Must be a JSON integer."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+    def fast(self, data: Any) -> Any:
+        """What run_validation returns for `data` when it surely accepts it, else NOT_SURE (as every `fast` below)."""
+        if type(data) is not int or not -FAST_INT_MAX <= data <= FAST_INT_MAX:  # past a BIGINT, DRF judges
+            return NOT_SURE
+        if (self.min_value is not None and data < self.min_value) or (
+                self.max_value is not None and data > self.max_value):
+            return NOT_SURE
+        return data
+
+
+class StrictBooleanField(serializers.BooleanField):
+    default_error_messages = {"invalid": "Must be a JSON boolean (true or false)."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+    def fast(self, data: Any) -> Any:
+        return data if type(data) is bool else NOT_SURE
+
+
+class StrictCharField(serializers.CharField):
+    default_error_messages = {"invalid": "Must be a JSON string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:
+            # As sent, not after trimming: the schema's maxLength is of the JSON string, so is this rule.
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+    def fast(self, data: Any) -> Any:
+        """CharField's rules: trimmed (unless trim_whitespace=False), blank only if allowed, within its lengths, no NUL
+        and no surrogate."""
+        if type(data) is not str or (self.max_length is not None and len(data) > self.max_length):
+            return NOT_SURE
+        if self.trim_whitespace:
+            data = data.strip()
+        if not data:
+            return "" if self.allow_blank else NOT_SURE
+        if (self.max_length is not None and len(data) > self.max_length) or (
+                self.min_length is not None and len(data) < self.min_length) or UNSTORABLE.search(data):
+            return NOT_SURE
+        return data
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not declare, at every level, and reports them with every other problem at once."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        errors: dict = {}
+        try:
+            value = super().to_internal_value(data)
+        except exceptions.ValidationError as exc:
+            if not isinstance(exc.detail, dict):
+                raise
+            errors.update(exc.detail)
+            value = None
+        if isinstance(data, dict):
+            for name in data:
+                if name not in self.fields or self.fields[name].read_only:
+                    errors[name] = [exceptions.ErrorDetail(f"Unknown field '{name}'.", code="unknown_field")]
+        if errors:
+            raise exceptions.ValidationError(errors)
+        return value
+
+    @classmethod
+    def validated(cls, data: Any, **context: Any) -> dict:
+        serializer = cls(data=data, context=context)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+# --- Keyset pagination -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Page:
+    data: list
+    has_more: bool
+    next_cursor: str | None
+
+    def as_body(self) -> dict:
+        return {"data": self.data, "hasMore": self.has_more, "nextCursor": self.next_cursor}
+
+
+def _encode_cursor(created_at: datetime, pk: Any) -> str:
+    raw = json.dumps([created_at.isoformat(), str(pk)], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, model: type[Model]) -> tuple[datetime, Any]:
+    """The position a cursor names, or 400 for anything this API did not write (a forged id must not reach SQL)."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created_at, pk = json.loads(raw)
+        created_at = datetime.fromisoformat(created_at)
+        if created_at.tzinfo is None or not isinstance(pk, str):  # we always write the id as a string
+            raise ValueError("not a cursor")
+        # In UTC, as written: a forged offset that pushes the year out of 1..9999 fails here, not in the query.
+        return created_at.astimezone(UTC), model._meta.pk.to_python(pk)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError, DjangoValidationError,
+            RecursionError) as exc:  # RecursionError: a forged cursor of a thousand nested arrays
+        raise ValidationFailed(param="cursor", details=[
+            {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}
+        ]) from exc
+
+
+def parse_limit(value: str | None) -> int:
+    if value is None:
+        return 20
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 100:
+        raise ValidationFailed(param="limit", details=[
+            {"param": "limit", "code": "invalid_limit", "message": "limit must be an integer from 1 to 100."}
+        ])
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A list for `paginate` as plain values rather than a QuerySet: the rows of `model` matching every filter (Django
+    lookups, ANDed), each a named tuple of `columns` (with `.pk`), which is what the list's serializer reads. Its SQL
+    is compiled once per shape (which filters, the limit, a cursor or not) and then run with each request's values:
+    building and compiling the QuerySet cost more than running it, and model instances more than their values."""
+
+    model: type[Model]
+    columns: tuple[str, ...]
+    filters: dict[str, Any]
+
+    @classmethod
+    def of(cls, model: type[Model], columns: tuple[str, ...], *, scope: dict[str, Any], **filters: Any) -> Listing:
+        """`scope`: what every row must match (the merchant and mode, or the parent object), never dropped; `filters`:
+        the optional ones that were given (None means "not filtered")."""
+        if not scope or any(value is None for value in scope.values()):
+            raise ValueError(f"a listing of {model.__name__} needs its scope, got {scope!r}")
+        return cls(model, columns, {**scope, **{name: value for name, value in filters.items() if value is not None}})
+
+    def queryset(self) -> QuerySet:
+        """The same rows as model instances (for the pages that need more than the columns)."""
+        return self.model.objects.filter(**self.filters)
+
+
+def paginate(source: QuerySet | Listing, *, params: dict, serialize: Callable[[Any], dict]) -> Page:
+    """Newest first, by (created_at, id) keyset: page N costs what page 1 costs, whatever the table's size.
+
+    The rows must already be scoped to the merchant and mode, and be backed by an index on those columns followed by
+    created_at and id.
+    """
+    limit = parse_limit(params.get("limit"))
+    cursor = params.get("cursor")
+    position = _decode_cursor(cursor, source.model) if cursor else None
+    if isinstance(source, Listing):
+        rows = _listing_rows(source, limit + 1, position)
+    else:
+        rows = list(_keyset_ordered(source, position)[: limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = _encode_cursor(rows[-1].created_at, rows[-1].pk) if has_more else None
+    return Page(data=[serialize(row) for row in rows], has_more=has_more, next_cursor=next_cursor)
+
+
+def _keyset_ordered(queryset: QuerySet, position: tuple[datetime, Any] | None) -> QuerySet:
+    if position is not None:
+        created_at, pk = position
+        # (created_at, id) < (cursor): the `created_at <= cursor` half gives PostgreSQL the index range to start
+        # from; the OR alone it would only filter with, reading every row newer than the cursor first.
+        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk),
+                                   created_at__lte=created_at)
+    return queryset.order_by("-created_at", "-pk")
+
+
+# A value of these types becomes a placeholder of the compiled SQL (found by compiling with a marker value of its type
+# in its place); any other value (a bool) is part of the shape, so compiled in.
+_MARKERS: dict[type, Callable[[int], Any]] = {
+    str: lambda n: f"\x00marker{n}",
+    int: lambda n: -(10**15) - n,
+    uuid.UUID: lambda n: uuid.UUID(int=n + 1),
+    datetime: lambda n: datetime(2000, 1, 1, tzinfo=UTC) + timedelta(microseconds=n + 1),
+}
+
+
+def _listing_rows(listing: Listing, count: int, position: tuple[datetime, Any] | None) -> list:
+    alias = router.db_for_read(listing.model)
+    values = [*listing.filters.values(), *(position or ())]
+    shape = tuple((name, type(value)) if type(value) in _MARKERS else (name, None, value)
+                  for name, value in listing.filters.items())
+    sql, plan, converters, make = _listing_sql(listing.model, listing.columns, shape,
+                                               position and (type(position[0]), type(position[1])), count, alias)
+    connection = connections[alias]
+    params = [value if field is None else field.get_db_prep_value(values[slot], connection)
+              for slot, field, value in plan]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            decoding.compiled_timestamps(cursor.cursor)
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if converters:
+        rows = [list(row) for row in rows]
+        for row in rows:
+            for pos, convs, expression in converters:
+                for converter in convs:
+                    row[pos] = converter(row[pos], expression, connection)
+    return [make(row) for row in rows]
+
+
+@functools.lru_cache(maxsize=512)
+def _listing_sql(model: type[Model], columns: tuple[str, ...], shape: tuple, cursor: tuple[type, type] | None,
+                 count: int, alias: str) -> tuple[str, tuple, tuple, Callable[[Iterable], tuple]]:
+    """The SQL of a Listing's page as the ORM writes it, compiled once with marker values in place of the filters'
+    and the cursor's; `plan` says what each placeholder takes: (slot, field, None) the value in that slot (the filters'
+    values, then the cursor's) as that field prepares it, or (None, None, value) that value."""
+    connection = connections[alias]
+    slots: list[tuple[Any, Any]] = []  # (field, marker or None when compiled in), as the values
+    filters = {}
+    for number, (name, kind, *compiled_in) in enumerate(shape):
+        head = name.split("__")[0]
+        filters[name] = compiled_in[0] if compiled_in else _MARKERS[kind](number)
+        slots.append((model._meta.pk if head == "pk" else model._meta.get_field(head),
+                      None if compiled_in else filters[name]))
+    position = None
+    if cursor is not None:
+        position = (_MARKERS[cursor[0]](len(slots)), _MARKERS[cursor[1]](len(slots) + 1))
+        slots += [(model._meta.get_field("created_at"), position[0]), (model._meta.pk, position[1])]
+    queryset = _keyset_ordered(model.objects.using(alias).filter(**filters), position).values_list(*columns)
+    compiler = queryset[:count].query.get_compiler(using=alias)
+    sql, params = compiler.as_sql()
+    prepared = [None if marker is None else field.get_db_prep_value(marker, connection) for field, marker in slots]
+    plan = []
+    for param in params:
+        slot = next((n for n, value in enumerate(prepared)
+                     if value is not None and type(value) is type(param) and value == param), None)
+        plan.append((None, None, param) if slot is None else (slot, slots[slot][0], None))
+    if {slot for slot, _, _ in plan} - {None} != {n for n, value in enumerate(prepared) if value is not None}:
+        raise ImproperlyConfigured(f"Cannot place every value of {shape} in {sql}")
+    selected = [column[0] for column in compiler.select[:compiler.col_count]]
+    converters = tuple((pos, tuple(map(decoding.faster, convs)), expression)
+                       for pos, (convs, expression) in compiler.get_converters(selected).items())
+    row = namedtuple(f"{model.__name__}Row", columns)
+    row.pk = property(operator.itemgetter(columns.index(model._meta.pk.attname)))
+    return sql, tuple(plan), converters, row._make
+
+
+def reject_unknown_params(params: Iterable[str], allowed: set[str]) -> None:
+    unknown = sorted(set(params) - allowed - {"limit", "cursor"})
+    if unknown:
+        raise validation_error([
+            {"param": name, "code": "unknown_field", "message": f"Unknown query parameter '{name}'."}
+            for name in unknown
+        ])
+
+
+def path_uuid(value: str, what: str) -> uuid.UUID:
+    """An object id from the URL path; anything that is not a UUID names no object: 404, like an unknown one."""
+    try:
+        return uuid.UUID(value)
+    except ValueError as exc:
+        raise NotFound(f"No such {what}") from exc
+
+
+# Two- and three-digit fields as strings: a timestamp is put together from them.
+_TWO_DIGITS = tuple(f"{number:02d}" for number in range(100))
+_THREE_DIGITS = tuple(f"{number:03d}" for number in range(1000))
+
+
+def timestamp(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC with milliseconds and Z, as every API timestamp is written: 2026-11-20T21:39:00.123Z.
+
+    Put together from the fields, which costs a third of `isoformat(timespec="milliseconds")` (a list page writes 80
+    of these; `tests/config/test_timestamp.py` holds the two equal). A year before 1000 is written by strftime, as
+    it always was (unpadded)."""
+    if value is None:
+        return None
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    if value.year < 1000:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    return (f"{value.year}-{_TWO_DIGITS[value.month]}-{_TWO_DIGITS[value.day]}T{_TWO_DIGITS[value.hour]}:"
+            f"{_TWO_DIGITS[value.minute]}:{_TWO_DIGITS[value.second]}.{_THREE_DIGITS[value.microsecond // 1000]}Z")
+
+
+# --- Base view -------------------------------------------------------------------------------------------------------
+PostWrapper = Callable[[Callable[..., Response]], Callable[..., Response]]
+_post_wrapper: PostWrapper | None = None
+_views_with_post: list[type[ApiView]] = []
+
+
+def post_wrapper_register(wrapper: PostWrapper) -> None:
+    """Wrap the POST handler of every API view, those already defined and those defined later, with `wrapper`: the
+    Idempotency-Key protocol, which the app that owns it (integrations) registers from its AppConfig.ready(). Until
+    it is registered an API view refuses every POST (see ApiView.initial), so no endpoint runs one unwrapped."""
+    global _post_wrapper
+    if wrapper is _post_wrapper:
+        return
+    if _post_wrapper is not None:
+        raise ImproperlyConfigured("The API views' POST wrapper is already registered")
+    _post_wrapper = wrapper
+    for view in _views_with_post:
+        view.post = wrapper(view.__dict__["post"])
+
+
+class ApiView(APIView):
+    """Base of every authenticated API view: the RateLimit-* headers of the key pair's rate limit (counted during
+    authentication), JSON only, and Idempotency-Key on every POST (wrapped automatically by the wrapper registered
+    with `post_wrapper_register`: no endpoint can forget it)."""
+
+    renderer_classes = [ApiJSONRenderer]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "post" in cls.__dict__:
+            _views_with_post.append(cls)
+            if _post_wrapper is not None:
+                cls.post = _post_wrapper(cls.__dict__["post"])
+
+    def freshness_key(self, **kwargs: Any) -> str | None:
+        """The `core.readcache` token key of the object this request reads, fetched by the authentication's round
+        trip: a view that serves cached bodies names it."""
+        return None
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if _post_wrapper is None and request.method == "POST":
+            raise ImproperlyConfigured("No POST wrapper is registered (integrations.apps registers Idempotency-Key)")
+        request.freshness_key = self.freshness_key(**kwargs) if request.method == "GET" else None
+        super().initial(request, *args, **kwargs)
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[ApiJSONRenderer, str]:
+        # The API speaks JSON whatever the Accept header says: no negotiation to run on every request.
+        return ApiJSONRenderer(), ApiJSONRenderer.media_type
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        state = getattr(request, "rate_limit", None)
+        if state is not None:
+            response["RateLimit-Limit"] = str(state.limit)
+            response["RateLimit-Remaining"] = str(state.remaining)
+            response["RateLimit-Reset"] = str(state.reset)
+        return response
+
