@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench setup messages clean
+.PHONY: run test test-all lint bench setup messages shell clean
 
 # Development installs the runtime pins plus the test tools (requirements-dev.txt); production installs
 # requirements.txt alone (README, "Production deployment").
@@ -20,21 +20,34 @@ setup: $(STAMP) messages
 messages: $(STAMP)
 	$(BIN)/python manage.py compilemessages --ignore=$(VENV) --ignore=.local -v 0
 
-## Set up and run the whole service on the embedded default: web, Celery worker and scheduler (SQLite, file broker).
+# PostgreSQL and Redis: the servers DATABASE_URL, CACHE_URL and CELERY_BROKER_URL name, else embedded ones from their
+# wheels under .local/, started and stopped around the command (tools/localservices.py).
+LOCAL := $(BIN)/python tools/localservices.py
+
+## Set up and run the whole service: web, Celery worker and scheduler.
 run: setup
-	$(BIN)/python manage.py runlocal
+	$(LOCAL) $(BIN)/python manage.py runlocal
 
-## Set up and run the whole test suite (PostgreSQL and Redis tests run when DATABASE_URL / CACHE_URL point at them).
+## Set up and run the test suite on every core, all but the slow tests (soak, browser, fuzz, real processes).
 test: setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(LOCAL) $(BIN)/python -m pytest -n auto -m "not slow" $(PYTEST_ARGS)
 
-## Refresh the committed docs/screenshots/ (the browser tests; `make test` writes to the ignored tests/e2e/screenshots/).
+## Every test, the slow ones too (what CI runs).
+test-all: setup
+	$(LOCAL) $(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
+
+## A Django shell on the same services as `make run`.
+shell: setup
+	$(LOCAL) $(BIN)/python manage.py shell
+
+## Refresh the committed docs/screenshots/ (the browser tests; the tests write to the ignored tests/e2e/screenshots/).
 screenshots: $(STAMP)
-	SCREENSHOTS_DIR=docs/screenshots $(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
+	SCREENSHOTS_DIR=docs/screenshots $(LOCAL) $(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/lint-imports
+	$(LOCAL) $(BIN)/python manage.py makemigrations --check --dry-run
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)

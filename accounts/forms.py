@@ -9,8 +9,8 @@ from django.utils.translation import gettext_lazy as _
 from accounts import throttle
 from accounts.models import Role, User
 from accounts.services import KycData
+from core.formats import contact, documents
 from core.requests import client_ip
-from payments.formats import contact, documents
 
 KYC_DOCUMENT_TYPES = {"application/pdf", "image/png", "image/jpeg"}
 

@@ -33,19 +33,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-def task_enqueue(name: str, *, countdown: float | None = None, **kwargs) -> None:
-    """Queue the task registered as `name` (its module path, as CELERY_BEAT_SCHEDULE names it) with `kwargs`.
-
-    Services queue their own app's tasks by name: a tasks module imports its services, so a service importing it
-    back would be a cycle. Every app's AppConfig.ready() imports its tasks modules, so the name is registered in the
-    web processes as in the worker; a missing one is a KeyError, not a silent drop."""
-    task = app.tasks[name]
-    if countdown is None:
-        task.delay(**kwargs)
-    else:
-        task.apply_async(kwargs=kwargs, countdown=countdown)
-
-
 @task_prerun.connect
 def _english(**kwargs) -> None:
     """Tasks write what merchants' systems and operators read (events, logs): in English, as the API answers,

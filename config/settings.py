@@ -99,49 +99,29 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------------------------------
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{LOCAL_DIR / 'db.sqlite3'}")}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Web, worker and beat share one file: WAL lets readers run beside the writer, IMMEDIATE takes the write lock
-    # at BEGIN so two writers queue instead of failing with "database is locked" half-way through a transaction.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
-    )
-    LOCAL_DIR.mkdir(parents=True, exist_ok=True)
-else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        DATABASES["default"]["ENGINE"] = "core.postgresql"  # health checks after idle only (see its docstring)
+# PostgreSQL everywhere. The defaults are the embedded servers that `make run` and `make test` start under .local/
+# (tools/localservices.py); production and CI set the URLs.
+_EMBEDDED_DATABASE = f"postgres://postgres@/pagamentos?host={LOCAL_DIR / 'postgres'}"
+DATABASES = {"default": env.db("DATABASE_URL", default=_EMBEDDED_DATABASE)}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "core.postgresql"  # health checks after idle only (see its docstring)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate-limit counters) -----------------------------------------------------------------------------------
-CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
-if CACHES["default"]["BACKEND"].endswith("RedisCache"):
-    CACHES["default"].setdefault("OPTIONS", {}).update({"socket_timeout": 1, "socket_connect_timeout": 1})
+CACHES = {"default": env.cache("CACHE_URL", default=f"redis://{LOCAL_DIR / 'redis' / 'redis.socket'}?db=1")}
+CACHES["default"].setdefault("OPTIONS", {}).update({"socket_timeout": 1, "socket_connect_timeout": 1})
 
 # --- Celery --------------------------------------------------------------------------------------------------------
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
-if CELERY_BROKER_URL.startswith("redis://"):
-    CELERY_BROKER_TRANSPORT = "core.broker:RedisTransport"  # kombu's, one client per channel (core/broker.py)
-    # Every task is a nudge: the rows it works on and their periodic jobs are what never lose work (README, Decision
-    # 118). kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt and removed
-    # on ack, two Redis transactions, brought back an hour after a crash) was ~0.6 ms of a worker's CPU per message,
-    # 45% of a no-op task's (bench/webhook_delivery.py's floor). Without it a message a worker holds is in its memory:
-    # put back on a warm shutdown, gone with a crash, after which the sweepers send the work again within a minute.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": env.bool("CELERY_BROKER_ACK_EMULATION", default=False)}
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    CELERY_BROKER_TRANSPORT = "core.broker:Transport"  # kombu's, with whole messages only (core/broker.py)
-    _broker_dir = LOCAL_DIR / "broker"
-    for _sub in ("queue", "processed", "control"):
-        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
-        "control_folder": str(_broker_dir / "control"),  # kombu's default is the working directory
-        "store_processed": False,
-    }
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL",
+                            default=f"redis+socket://{LOCAL_DIR / 'redis' / 'redis.socket'}?virtual_host=2")
+# Every task is a nudge: the rows it works on and their periodic jobs are what never lose work (README, Decision
+# 118). kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt and removed
+# on ack, two Redis transactions, brought back an hour after a crash) was ~0.6 ms of a worker's CPU per message,
+# 45% of a no-op task's (bench/webhook_delivery.py's floor). Without it a message a worker holds is in its memory:
+# put back on a warm shutdown, gone with a crash, after which the sweepers send the work again within a minute.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": env.bool("CELERY_BROKER_ACK_EMULATION", default=False)}
 # Without it, Celery's Django fixup closes the database connection before and after every task, so each webhook
 # delivery would open a new PostgreSQL connection. Connections are recycled every 2 x this many tasks.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)

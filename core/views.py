@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from celery import current_app as celery_app
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -12,7 +13,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.celery import app as celery_app
 from core.errors import ServiceUnavailable, error_body
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ class PaymentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the Celery tasks in every process: services queue them by name (config.celery.task_enqueue); and
+        # Registers the Celery tasks in every process: services queue them by name (core.tasks.task_enqueue); and
         # the kinds of field problems of a charge request (core.errors.validation_error reports them by code); and
         # the scrape-time collector of charges and payouts by status (core.metrics).
         from core import metrics

@@ -16,8 +16,8 @@ from rest_framework.fields import empty
 
 from core.api import NOT_SURE, UNSTORABLE, StrictCharField
 from core.errors import DomainError
-from payments.formats import documents
-from payments.formats.contact import UF_CODES
+from core.formats import documents
+from core.formats.contact import UF_CODES
 from webhooks.ssrf import webhook_url_validate
 
 REFERENCE_ID_PATTERN = "^[A-Za-z0-9._:-]{1,64}$"

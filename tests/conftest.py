@@ -1,5 +1,5 @@
-"""Shared fixtures. Tests that need PostgreSQL or Redis are marked; where those are not configured they skip with a
-reason, and with REQUIRE_SERVICES=1 (CI) every skip becomes a failure."""
+"""Shared fixtures. Every test runs on PostgreSQL and Redis (`make test` starts embedded ones, CI points at the
+machine's); nothing skips: with REQUIRE_SERVICES=1 (CI) a skip is a failure."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import os
 import threading
 from collections.abc import Callable
 from unittest import mock
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import environ
 import pytest
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -25,15 +27,35 @@ from tests.factories import ApiKeyFactory, MerchantFactory, totp_enrol
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
 
 
-def pytest_collection_modifyitems(config, items) -> None:
-    on_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
-    on_redis = settings.CACHES["default"]["BACKEND"].endswith("RedisCache") and settings.CELERY_BROKER_URL.startswith(
-        "redis://")
-    for item in items:
-        if "postgres" in item.keywords and not on_postgres:
-            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
-        if "redis" in item.keywords and not on_redis:
-            item.add_marker(pytest.mark.skip(reason="needs Redis: set CACHE_URL and CELERY_BROKER_URL to redis://..."))
+def pytest_configure(config) -> None:
+    """Under pytest-xdist each worker gets Redis databases of its own (pytest-django already gives each its own test
+    database): the tests flush the cache, which must not wipe another worker's counters mid-test. The environment is
+    changed too, for the servers and workers the end-to-end tests start."""
+    offset = 2 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    if not offset:
+        return
+    for name, number_key in (("CACHE_URL", "db"), ("CELERY_BROKER_URL", "virtual_host")):
+        url = os.environ.get(name) or (settings.CELERY_BROKER_URL if name == "CELERY_BROKER_URL" else None)
+        if url:
+            os.environ[name] = _redis_database_moved(url, number_key, offset)
+    env = environ.Env()
+    settings.CACHES = {"default": {**env.cache("CACHE_URL"), "OPTIONS": {
+        **env.cache("CACHE_URL").get("OPTIONS", {}), "socket_timeout": 1, "socket_connect_timeout": 1}}}
+    settings.CELERY_BROKER_URL = os.environ["CELERY_BROKER_URL"]
+    from config.celery import app
+
+    app.conf.broker_url = settings.CELERY_BROKER_URL
+
+
+def _redis_database_moved(url: str, number_key: str, offset: int) -> str:
+    """The URL with its Redis database number (`?db=`/`?virtual_host=` of a socket, else the path's `/N`) + offset."""
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    if parts.hostname is None:  # a Unix socket: the number is in the query
+        query[number_key] = str(int(query.get(number_key, 0)) + offset)
+        return urlunsplit(parts._replace(query=urlencode(query)))
+    number = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{number + offset}"))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -150,11 +172,6 @@ def public_webhook_targets(settings, monkeypatch) -> None:
     settings.WEBHOOKS_ALLOW_HTTP = False
     settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = False
     monkeypatch.setattr("webhooks.ssrf.resolve", lambda host, port: [PUBLIC_IP])
-
-
-@pytest.fixture
-def on_postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ class WebhooksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the Celery tasks in every process (services queue them by name: config.celery.task_enqueue), and
+        # Registers the Celery tasks in every process (services queue them by name: core.tasks.task_enqueue), and
         # this app's section of the Integrations page (core.pages), and the webhook queue's scrape-time collector.
         from core import metrics, pages
         from webhooks import metrics as webhooks_metrics

@@ -19,9 +19,9 @@ from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config.celery import task_enqueue
 from core import inserts
 from core.modes import live_mode_simulated
+from core.tasks import task_enqueue
 from webhooks import http, signing
 from webhooks.metrics import delivery_outcome_record
 from webhooks.models import Delivery, DeliveryAttempt, Event

@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from accounts.signals import MEMO_ATTRIBUTE, merchant_changed
-from config.celery import task_enqueue
 from core import inserts
 from core.api import timestamp
 from core.errors import InvalidState
 from core.ids import uuid7
+from core.tasks import task_enqueue
 from webhooks import signing, ssrf
 from webhooks.models import Delivery, Event, EventType, WebhookEndpoint, WebhookSecret
 

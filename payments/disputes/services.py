@@ -24,8 +24,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from accounts.models import Merchant
-from config.celery import task_enqueue
 from core.errors import InvalidState, NotFound
+from core.tasks import task_enqueue
 from payments import rails
 from payments.disputes.serializers import dispute_serialize
 from payments.ledger import services as ledger

@@ -20,8 +20,8 @@ import re
 
 from django.core.exceptions import ValidationError
 
-from payments.formats.contact import EmailValidator
-from payments.formats.documents import CHARACTERS, LENGTH, cnpj_fault, cpf_fault, is_valid_cnpj, is_valid_cpf
+from core.formats.contact import EmailValidator
+from core.formats.documents import CHARACTERS, LENGTH, cnpj_fault, cpf_fault, is_valid_cnpj, is_valid_cpf
 
 PIX_KEY_TYPES = ("CPF", "CNPJ", "EMAIL", "PHONE", "EVP")
 EMAIL_MAX_LENGTH = 77
@@ -35,7 +35,7 @@ _EVP = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 _validate_email = EmailValidator(allowlist=[])
 _PHONE_CHARACTERS = re.compile(r"\+?[0-9]*")
 EVP_LENGTH = 36
-# The faults of a key, beside those of payments.formats.documents (CHARACTERS, LENGTH, ...):
+# The faults of a key, beside those of core.formats.documents (CHARACTERS, LENGTH, ...):
 FORMAT = "format"  # the characters and the length are right, their arrangement is not
 COUNTRY_CODE = "country_code"  # a phone number that does not start with Brazil's 55
 
@@ -73,7 +73,7 @@ def _normalize_email(value: str) -> str | None:
 
 def pix_key_fault(key_type: str, value: str) -> str:
     """Why `value`, which normalize_pix_key refused, is not a key of `key_type` (one of PIX_KEY_TYPES): for a CPF or
-    a CNPJ, a fault of payments.formats.documents; else CHARACTERS, LENGTH, COUNTRY_CODE or FORMAT."""
+    a CNPJ, a fault of core.formats.documents; else CHARACTERS, LENGTH, COUNTRY_CODE or FORMAT."""
     if key_type == "CPF":
         return cpf_fault(value) or FORMAT
     if key_type == "CNPJ":

@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 from rest_framework import serializers
 
 from core.api import StrictCharField
+from core.formats import contact
 from core.schema import Const
 from payments.fields import (
     EMAIL_PATTERN,
@@ -29,7 +30,7 @@ from payments.fields import (
     Rule,
     StrictChoiceField,
 )
-from payments.formats import cards, contact
+from payments.formats import cards
 from payments.models import PaymentMethod
 
 BOLETO_DUE_DAYS_MAX = 365

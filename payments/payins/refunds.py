@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
-from config.celery import task_enqueue
 from core.errors import DomainError, InvalidState, ValidationFailed
+from core.tasks import task_enqueue
 from payments import rails
 from payments.disputes.selectors import payin_under_dispute
 from payments.ledger import services as ledger

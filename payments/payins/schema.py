@@ -14,8 +14,8 @@ from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from core.api import StrictSerializer
+from core.formats.contact import UF_CODES
 from core.schema import Const, Documented
-from payments.formats.contact import UF_CODES
 from payments.models import PayinStatus, PaymentMethod, RefundStatus
 from payments.openapi import request_variant
 from payments.payins.validation import CARD_DATA, CardSerializer, CustomerSerializer, PayinRequestSerializer

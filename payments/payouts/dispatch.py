@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 import time
 
-from config.celery import task_enqueue
 from core import cache as shared_cache
+from core.tasks import task_enqueue
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from config.celery import task_enqueue
 from core import cache as shared_cache
+from core.tasks import task_enqueue
 from payments import rails
 from payments.models import Payout, PayoutStatus
 from payments.payouts.dispatch import DISPATCH_BATCH, DISPATCH_FLAG

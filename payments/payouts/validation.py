@@ -35,6 +35,7 @@ from rest_framework.exceptions import ValidationError
 from accounts.models import Merchant
 from core.api import NOT_SURE, StrictCharField, StrictIntegerField, StrictSerializer
 from core.errors import as_domain_error, lazy_format
+from core.formats import documents
 from core.schema import Const, Documented
 from payments import policy
 from payments.fast_path import compile_fast_path
@@ -49,7 +50,7 @@ from payments.fields import (
     StrictChoiceField,
     WebhookUrlField,
 )
-from payments.formats import documents, pix_keys
+from payments.formats import pix_keys
 from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
 
 BENEFICIARY_NAME_MAX_LENGTH = 120

@@ -23,8 +23,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from accounts.models import User
-from config.celery import task_enqueue
 from core.errors import InvalidState, NotFound
+from core.tasks import task_enqueue
 from payments import rails
 from payments.models import PaymentMethod, RailNotification, UnattributedPayment, UnattributedStatus
 from payments.rails.base import OperationStatus, RailError, RailRefused

@@ -21,8 +21,8 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Merchant
-from config.celery import task_enqueue
 from core.errors import DomainError, InvalidState, NotFound
+from core.tasks import task_enqueue
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg

@@ -1,7 +1,7 @@
 import pytest
 
-from payments.formats import documents
-from payments.formats.contact import normalize_phone, normalize_zip_code
+from core.formats import documents
+from core.formats.contact import normalize_phone, normalize_zip_code
 
 
 @pytest.mark.parametrize("value", ["52998224725", "529.982.247-25", "11144477735", "39053344705"])

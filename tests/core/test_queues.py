@@ -49,7 +49,7 @@ def _published_headers(name: str, **kwargs) -> dict:
     """The headers task_enqueue gives the message, caught before it leaves (nothing reaches the broker)."""
     from celery.signals import before_task_publish
 
-    from config.celery import task_enqueue
+    from core.tasks import task_enqueue
 
     seen = {}
 

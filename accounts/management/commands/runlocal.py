@@ -38,7 +38,8 @@ class Command(BaseCommand):
         python = sys.executable
         # Fixed argument lists of our own programs and no shell: nothing here comes from outside.
         seeded = subprocess.run([python, "manage.py", "seed_demo", "--json"],  # noqa: S603
-                                check=True, capture_output=True, text=True, cwd=settings.BASE_DIR)
+                                check=True, capture_output=True, text=True, cwd=settings.BASE_DIR,
+                                env={**os.environ, **LOCAL_ENVIRONMENT})
         demo = json.loads(seeded.stdout.strip().splitlines()[-1])
         # The web server and the worker sum their counters through one directory (GET /metrics, core/metrics.py),
         # emptied of the files of earlier runs.
@@ -54,8 +55,10 @@ class Command(BaseCommand):
         processes = [subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)  # noqa: S603
                      for command in commands]
         base = f"http://{host}:{port}"
+        embedded = str(settings.LOCAL_DIR) in settings.DATABASES["default"].get("HOST", "")
+        services = "embedded, under .local/" if embedded else "DATABASE_URL, CACHE_URL, CELERY_BROKER_URL"
         self.stdout.write(self.style.SUCCESS(f"""
-Pagamentos is running (web, Celery worker and scheduler; SQLite and a file broker under .local/).
+Pagamentos is running (web, Celery worker and scheduler on PostgreSQL and Redis: {services}).
   Dashboard:  {base}/dashboard/   log in as {demo['email']} / {demo['password']}
   Admin:      {base}/admin/       log in as {demo['staffEmail']} / {demo['staffPassword']}
   API docs:   {base}/docs

@@ -29,7 +29,7 @@ def demo_password(who: str) -> str:
 
 
 def development_database() -> bool:
-    return settings.DEBUG or settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+    return settings.DEBUG
 
 
 class Command(BaseCommand):

@@ -21,9 +21,9 @@ from django.utils.translation import trans_real
 from accounts import members
 from accounts.audit import audit_record
 from accounts.models import AccountEvent, KycStatus, Role
+from core.formats import contact
 from payments.dashboard import labels
 from payments.disputes import services as dispute_services
-from payments.formats import contact
 from payments.models import (
     DisputeKind,
     DisputeStatus,

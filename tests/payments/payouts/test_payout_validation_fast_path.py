@@ -14,7 +14,7 @@ import pytest
 
 from accounts.models import Merchant
 from core.errors import DomainError
-from payments.formats import documents
+from core.formats import documents
 from payments.formats.pix_keys import PIX_KEY_TYPES
 from payments.payouts.validation import _fast_validate, _validate_with_serializer, payout_request_validate
 

@@ -1,4 +1,4 @@
-"""payments.formats.contact: the e-mail validator is Django's, with its patterns compiled once."""
+"""core.formats.contact: the e-mail validator is Django's, with its patterns compiled once."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from payments.formats.contact import EmailValidator
+from core.formats.contact import EmailValidator
 
 ADDRESSES = [
     "ana@example.com", "Ana.Souza+loja@Example.COM.br", "a@b", "a@localhost", "a@[127.0.0.1]", "a@[::1]",

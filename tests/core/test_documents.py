@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from payments.formats import documents
+from core.formats import documents
 
 
 @pytest.mark.parametrize(("value", "fault"), [

@@ -1,0 +1,1 @@
+"""Formats shared by every app: Brazilian documents (CPF, CNPJ) and contacts (e-mail, phone). Pure functions."""
