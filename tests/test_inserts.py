@@ -155,7 +155,6 @@ def test_json_text_raises_what_the_standard_library_raises_for_a_type_json_lacks
         inserts._json_text({object(): "a key JSON cannot have"})
 
 
-@pytest.mark.postgres
 def test_json_columns_written_by_the_shortcut_read_back_as_sent(merchant):
     stored = event(merchant)
     stored.payload = {"object": {"name": "Zoë ☕", "items": [{"q": 2**40}], "none": None}, "big": 2**70}
@@ -183,7 +182,6 @@ def test_only_fields_whose_conversion_keeps_the_value_are_plain():
     assert inserts._plain_type(stamped, connection) is None
 
 
-@pytest.mark.postgres
 def test_a_then_query_runs_in_the_same_statement_and_its_error_leaves_no_row(merchant):
     written = event(merchant)
     assert inserts.insert(written, then=("SELECT 40 + %s", [2])) == (42,)
@@ -205,7 +203,6 @@ def test_placeholders_are_numbered_as_psycopg_numbers_them():
             numbered(stray)
 
 
-@pytest.mark.postgres
 def test_a_statement_of_many_values_is_bound_by_the_server_in_order(merchant):
     """More than psycopg's 50 cached values, some repeated and a percent sign among the literals: every value in
     its place."""

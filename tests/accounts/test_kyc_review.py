@@ -108,7 +108,6 @@ def test_reject_needs_a_reason(staff, submitted):
     assert submitted.kyc_status == KycStatus.SUBMITTED
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_decisions_have_one_winner():
     merchant = MerchantFactory(kyc_status=KycStatus.SUBMITTED)

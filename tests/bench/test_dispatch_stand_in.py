@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from core import cache as shared_cache
 from payments.payouts import dispatch as payouts
 from tests.bench import bench_module
-
-pytestmark = pytest.mark.redis
 
 server = bench_module("server")
 

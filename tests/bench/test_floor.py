@@ -13,8 +13,6 @@ from tests.bench import bench_module
 from tests.factories import UserFactory
 from webhooks.models import Event
 
-pytestmark = pytest.mark.postgres  # the floors write their rows in one statement of CTEs
-
 
 @pytest.fixture
 def floor(monkeypatch, settings):

@@ -14,7 +14,6 @@ from core import cache as shared_cache
 @pytest.fixture(params=["redis", "file"])
 def backend(request, monkeypatch, settings, tmp_path) -> str:
     if request.param == "redis":
-        request.applymarker(pytest.mark.redis)
         if shared_cache.redis_client() is None:
             pytest.skip("needs Redis: set CACHE_URL and CELERY_BROKER_URL to redis://...")
     else:

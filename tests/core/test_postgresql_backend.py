@@ -12,7 +12,7 @@ from psycopg.pq import Format
 
 from core.postgresql import base
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 VALUES = ["2026-11-29 15:40:29.123456+00", "2026-11-29 15:40:29+00", "2001-02-03 04:05:06.7+03",
           "1999-12-31 23:59:59.999999-03:30", "0001-01-02 00:00:00+00", "9999-12-30 23:59:59.999999+00",

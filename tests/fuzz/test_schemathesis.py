@@ -32,7 +32,7 @@ from payments.reference import glossary as reference
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.payouts.test_payout_concurrency import Client, Server
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 SEED = 20261120
 EXAMPLES_PER_OPERATION = 40

@@ -108,7 +108,6 @@ def test_the_gate_packet_is_what_the_generic_packer_builds():
                             ("INCR", "rl:key:pk_test_x:1"), ("GET", "authv:pk_test_x")])
 
 
-@pytest.mark.redis
 def test_a_thread_per_request_server_does_not_exhaust_redis_connections():
     import threading
 

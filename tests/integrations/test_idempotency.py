@@ -327,7 +327,6 @@ def test_the_hourly_task_purges(api, notes_api):
 
 
 # --- Concurrency ----------------------------------------------------------------------------------------------------
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_thirty_simultaneous_posts_with_one_key_create_one_object(test_key, merchant, notes_api, expected_error):
     api_key, secret = test_key

@@ -130,7 +130,6 @@ def test_a_refusal_whose_service_rolled_back_leaves_nothing_and_frees_the_key(ap
     assert not IdempotencyKey.objects.filter(key="k-4").exists()
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_wrapper_opens_no_transaction_around_the_view(api, settings):
     settings.ROOT_URLCONF = __name__
@@ -143,7 +142,6 @@ def test_the_wrapper_opens_no_transaction_around_the_view(api, settings):
     assert AccountEvent.objects.filter(reason="state").count() == 1
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_dead_owners_claim_is_taken_over_once_stale(api, merchant, settings):
     """The owner's advisory lock dies with its connection: a claim older than the lock timeout and unlocked, whose
@@ -162,7 +160,6 @@ def test_a_dead_owners_claim_is_taken_over_once_stale(api, merchant, settings):
     assert AccountEvent.objects.filter(reason="state").count() == 1
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_dead_owner_whose_request_took_effect_is_never_run_again(api, settings):
     """A process that died after a write of its request committed (a charge handed to the rail) leaves a claim marked
@@ -189,7 +186,6 @@ def test_a_dead_owner_whose_request_took_effect_is_never_run_again(api, settings
     assert AccountEvent.objects.filter(reason="state").count() == 1
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_request_that_committed_nothing_does_not_mark_its_claim(api, settings):
     settings.ROOT_URLCONF = __name__
@@ -200,7 +196,6 @@ def test_a_request_that_committed_nothing_does_not_mark_its_claim(api, settings)
     assert not IdempotencyKey.objects.filter(key="k-10").exists()
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_slow_request_past_the_lock_timeout_is_never_taken_over(api_client_for, settings):
     from tests.factories import ApiKeyFactory
@@ -228,7 +223,6 @@ def test_a_slow_request_past_the_lock_timeout_is_never_taken_over(api_client_for
     assert AccountEvent.objects.filter(reason="slow").count() == 1
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_mark_rides_with_a_write_that_is_its_own_transaction(api, settings):
     """On PostgreSQL the protocol adds two statements to the request's own: the claim with its lock, and the stored
@@ -249,7 +243,6 @@ def test_the_mark_rides_with_a_write_that_is_its_own_transaction(api, settings):
     assert (claim.took_effect, claim.response_status, claim.locked_at) == (True, 201, None)
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_write_that_fails_takes_its_mark_with_it_and_frees_the_key(api, settings):
     settings.ROOT_URLCONF = __name__

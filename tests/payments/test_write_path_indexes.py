@@ -10,7 +10,7 @@ from django.db.migrations.executor import MigrationExecutor
 from payments.models import Payin
 from tests.payments.payouts.test_indexes import _indexes
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 WRITE_PATH_TABLES = ["payments_payin", "payments_payout", "payments_ledgertransaction", "payments_ledgerentry",
                      "webhooks_event", "webhooks_delivery", "accounts_accountevent", "payments_simulatoroperation"]

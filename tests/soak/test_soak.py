@@ -14,8 +14,6 @@ import sys
 import pytest
 from django.conf import settings
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis]
-
 SOAK = settings.BASE_DIR / "bench" / "soak.py"
 TIMEOUT = 420  # seconds; the soak itself takes about 120 on two busy cores and stops every process it started
 

@@ -210,7 +210,6 @@ def test_sweeper_enqueues_only_overdue_unleased_deliveries(receiver, monkeypatch
     assert again == 0  # its message was just sent: not again before WEBHOOK_REENQUEUE_SECONDS
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_claims_of_one_delivery_have_one_winner():
     from tests.conftest import run_in_threads

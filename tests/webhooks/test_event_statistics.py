@@ -6,7 +6,7 @@ from django.db import connection
 
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 
 def test_the_payload_column_has_no_statistics_target():

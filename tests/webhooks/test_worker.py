@@ -34,8 +34,6 @@ from tests.webhooks.receiver import start_receiver
 from webhooks import services
 from webhooks.models import Delivery
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis]
-
 SCHEDULE = [1, 2, 3]
 
 

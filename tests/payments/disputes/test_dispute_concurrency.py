@@ -16,7 +16,7 @@ from tests.payments.disputes.helpers import held, open_dispute
 from tests.payments.payins.test_payin_api import assert_ledger_balanced, balance, create, paid_pix
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)

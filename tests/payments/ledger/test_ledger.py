@@ -141,7 +141,6 @@ def test_ledger_check_names_an_unbalanced_transaction_and_a_wrong_running_balanc
         err.getvalue())
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_movements_in_opposite_orders_neither_deadlock_nor_lose_a_cent():
     merchant = MerchantFactory()
@@ -161,7 +160,6 @@ def test_concurrent_movements_in_opposite_orders_neither_deadlock_nor_lose_a_cen
     assert check().startswith("ledger ok")
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_check_then_debit_under_the_lock_never_overdraws():
     """The primitive a payout needs: 40 racers each move 7 out of a balance of 100 only if it is there."""

@@ -463,7 +463,6 @@ def test_the_number_and_cvv_go_nowhere_but_the_rail(capture, merchant, test_key,
     assert "1486" in page.content.decode()  # the page shows the last 4, so the check above looked at a real page
 
 
-@pytest.mark.postgres
 def test_a_pg_dump_of_the_database_holds_no_number_and_no_cvv(capture, merchant, test_key, api_client_for,
                                                               monkeypatch):
     pg_dump = shutil.which("pg_dump")

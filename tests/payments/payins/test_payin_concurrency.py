@@ -49,7 +49,7 @@ from tests.conftest import run_in_threads
 from tests.factories import ApiKeyFactory, UserFactory
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 CUSTOMER = {"name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"}
 BOLETO_CUSTOMER = {**CUSTOMER, "phone": "11987654321", "address": {

@@ -33,7 +33,7 @@ from tests.payments.payins.test_payin_api import (
 )
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 OPERATIONS = ("card_authorize", "card_status", "refund_create", "refund_status")
 

@@ -111,7 +111,6 @@ def test_a_batchs_statements_do_not_grow_with_its_size():
         assert one == ["UPDATE", "INSERT", "UPDATE", "INSERT", "SELECT", "WITH"]
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_given_overlapping_batches_move_and_send_each_payout_once():
     merchants = [funded_merchant(), funded_merchant()]

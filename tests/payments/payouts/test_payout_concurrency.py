@@ -35,7 +35,7 @@ from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTrans
 from tests.conftest import run_in_threads
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 CUSTOMER = {"name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"}
 TEST_CARD = {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMonth": "12",

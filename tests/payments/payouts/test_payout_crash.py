@@ -37,7 +37,7 @@ from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.test_worker import Processes
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 LATENCY_SECONDS = 0.3
 CONFIRM_SECONDS = 1

@@ -15,7 +15,7 @@ from payments.models import LedgerEntry, Payout
 from tests.payments.payouts.test_payout_api import fund, payout_body, payout_test_setup
 from webhooks.models import Event
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)

@@ -39,7 +39,7 @@ from tests.payments.payouts.test_payout_api import CPF, fund
 from tests.payments.rails.conftest import efi_settings
 from tests.payments.rails.efi_fake import DEVOLVIDO, NAO_REALIZADO, PAYER_ISPB, REALIZADO, FakeEfi
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 PIX_KEY = "journey-key@example.com"
 FUNDED = 100_000

@@ -205,7 +205,6 @@ def test_another_merchants_or_modes_unmatched_payment_is_404(api, api_client_for
 
 
 # --- Races (PostgreSQL) ----------------------------------------------------------------------------------------------
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_the_same_pix_notified_concurrently_under_two_ids_is_one_unmatched_payment(api):
     charge = paid_pix(api, 10000)
@@ -218,7 +217,6 @@ def test_the_same_pix_notified_concurrently_under_two_ids_is_one_unmatched_payme
     assert LedgerTransaction.objects.filter(object_type="unmatched_payment").count() == 2  # arrival, refund hold
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_accept_and_refund_at_once_move_it_once(api, merchant):
     charge = create(api, "PIX", amount=10000)
