@@ -58,6 +58,17 @@ def _redis_database_moved(url: str, number_key: str, offset: int) -> str:
     return urlunsplit(parts._replace(path=f"/{number + offset}"))
 
 
+# Whole folders of slow tests: the soak test, the browser tests, schema fuzzing. Single slow tests elsewhere (those that
+# start gunicorn or a Celery worker) carry @pytest.mark.slow themselves.
+SLOW_FOLDERS = ("tests/soak/", "tests/e2e/", "tests/fuzz/")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.nodeid.startswith(SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
