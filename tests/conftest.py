@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import threading
 from collections.abc import Callable
 from unittest import mock
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode
 
 import environ
 import pytest
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
@@ -48,14 +50,24 @@ def pytest_configure(config) -> None:
 
 
 def _redis_database_moved(url: str, number_key: str, offset: int) -> str:
-    """The URL with its Redis database number (`?db=`/`?virtual_host=` of a socket, else the path's `/N`) + offset."""
-    parts = urlsplit(url)
-    query = dict(parse_qsl(parts.query))
-    if parts.hostname is None:  # a Unix socket: the number is in the query
-        query[number_key] = str(int(query.get(number_key, 0)) + offset)
-        return urlunsplit(parts._replace(query=urlencode(query)))
-    number = int(parts.path.strip("/") or 0)
-    return urlunsplit(parts._replace(path=f"/{number + offset}"))
+    """The URL with its Redis database number + offset: `?db=`/`?virtual_host=` for a Unix socket, else the `/N`."""
+    base, _, query = url.partition("?")
+    if base.startswith(("redis+socket://", "unix://", "redis:///")):
+        options = dict(parse_qsl(query))
+        options[number_key] = str(int(options.get(number_key, 0)) + offset)
+        return f"{base}?{urlencode(options)}"
+    host, number = re.fullmatch(r"(.*?)(?:/(\d+))?/?", base).groups()
+    return f"{host}/{int(number or 0) + offset}" + (f"?{query}" if query else "")
+
+
+def broker_redis() -> redis.Redis:
+    """A plain Redis client on the broker's database (the tests that start workers empty it first): kombu's
+    `redis+socket://` URL of the embedded server is redis-py's `unix://`."""
+    url = settings.CELERY_BROKER_URL
+    if url.startswith("redis+socket://"):
+        base, _, query = url.removeprefix("redis+socket://").partition("?")
+        url = f"unix://{base}?db={dict(parse_qsl(query)).get('virtual_host', 0)}"
+    return redis.Redis.from_url(url)
 
 
 # Whole folders of slow tests: the soak test, the browser tests, schema fuzzing. Single slow tests elsewhere (those that

@@ -34,7 +34,12 @@ def postgres_start() -> tuple[object, str]:
     exists = server.psql("SELECT 1 FROM pg_database WHERE datname = 'pagamentos';")
     if "(1 row)" not in exists:
         server.psql("CREATE DATABASE pagamentos;")
-    return server, server.get_uri("pagamentos").replace("postgresql://", "postgres://", 1)
+    return server, postgres_url(server.get_postmaster_info().socket_dir)
+
+
+def postgres_url(socket_dir: Path) -> str:
+    """The URL of the `pagamentos` database through the server's socket folder."""
+    return f"postgres://postgres@/pagamentos?host={socket_dir}"
 
 
 def redis_start() -> tuple[object, str]:
@@ -68,6 +73,7 @@ def main(command: list[str]) -> int:
         print(f"localservices: embedded Redis at {socket}", file=sys.stderr)
     # The child has the terminal: Ctrl-C reaches it, and this process waits for it to finish before stopping servers.
     process = subprocess.Popen(command, env=environment)  # noqa: S603  (the developer's own command line)
+    signal.signal(signal.SIGTERM, lambda *_: process.send_signal(signal.SIGTERM))
     while True:
         try:
             return process.wait()

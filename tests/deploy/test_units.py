@@ -1,4 +1,4 @@
-"""The systemd units in deploy/systemd/: what they run exists in the venv and matches the README; deploy/smoke.py
+"""The systemd units in deploy/systemd/: what they run exists in the venv and matches docs/operations.md; deploy/smoke.py
 (run by CI with a runtime-only venv) starts them as written."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def test_each_unit_runs_a_program_of_the_venv_restarts_always_and_prepares_the_m
     assert unit["ExecStartPre"] == ["/opt/pagamentos/.venv/bin/python manage.py metrics_dir_clean"]
 
 
-def test_the_units_run_the_readmes_production_commands():
-    readme = (ROOT / "README.md").read_text()
+def test_the_units_run_the_operations_guides_production_commands():
+    readme = (ROOT / "docs" / "operations.md").read_text()
     for name in smoke.UNIT_NAMES:
         (start,) = smoke.unit_read(ROOT / "deploy" / "systemd" / name)["ExecStart"]
         program = start.removeprefix("/opt/pagamentos/.venv/bin/").split(" --schedule")[0]

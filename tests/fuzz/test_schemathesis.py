@@ -20,7 +20,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import redis
 import requests
 from django.conf import settings
 from django.db import connection
@@ -29,6 +28,7 @@ from config.celery import app as celery_app
 from payments.ledger import services as ledger
 from payments.models import CardToken
 from payments.reference import glossary as reference
+from tests.conftest import broker_redis
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.payouts.test_payout_concurrency import Client, Server
 
@@ -61,7 +61,7 @@ def server(django_db_setup):
         "API_RATE_LIMIT": "100000",
         "API_AUTH_FAILURES_PER_MINUTE": "1000000",
     }
-    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker = broker_redis()
     broker.flushdb()  # the tasks the requests enqueue are not under test: no worker runs them
     running = Server(environment)
     try:

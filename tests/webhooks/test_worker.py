@@ -17,7 +17,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import redis
 from django.conf import settings
 from django.db import connection, transaction
 from standardwebhooks.webhooks import Webhook
@@ -29,6 +28,7 @@ from payments.models import Payout, PayoutStatus
 from payments.payouts import dispatch as payout_dispatch
 from payments.payouts import services as payout_services
 from payments.payouts.validation import payout_request_validate
+from tests.conftest import broker_redis
 from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.receiver import start_receiver
 from webhooks import services
@@ -205,7 +205,7 @@ def test_a_receiver_slower_than_the_timeout_is_retried(processes, receiver):
 def test_no_event_is_lost_when_the_worker_is_killed_twice_and_the_broker_flushed(processes, receiver):
     """300 events; the worker is SIGKILLed twice (once mid-delivery) and the broker's database flushed once:
     every event still reaches the receiver, validly signed."""
-    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker = broker_redis()
     processes.start_worker()
     processes.start_beat()
     merchant = MerchantFactory()
@@ -241,7 +241,7 @@ def test_a_payout_task_is_not_held_behind_a_storm_of_deliveries(processes, recei
     """Issue 17, goal 3: the worker started the plain way consumes the money queue beside the deliveries' one. 400
     deliveries to a merchant that takes 0.5 s an answer keep every pool thread busy for ~25 s; a payout task sent
     after them has started its payout within a few seconds, not after the storm."""
-    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker = broker_redis()
     processes.start_worker(plain=True)
     merchant = MerchantFactory()
     ledger.adjustment_create(merchant=merchant, livemode=False, amount=10_000, reason="fund",

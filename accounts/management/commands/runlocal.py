@@ -55,7 +55,7 @@ class Command(BaseCommand):
         processes = [subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)  # noqa: S603
                      for command in commands]
         base = f"http://{host}:{port}"
-        embedded = str(settings.LOCAL_DIR) in settings.DATABASES["default"].get("HOST", "")
+        embedded = str(settings.LOCAL_DIR) in str(settings.DATABASES["default"].get("OPTIONS", {}).get("host", ""))
         services = "embedded, under .local/" if embedded else "DATABASE_URL, CACHE_URL, CELERY_BROKER_URL"
         self.stdout.write(self.style.SUCCESS(f"""
 Pagamentos is running (web, Celery worker and scheduler on PostgreSQL and Redis: {services}).

@@ -21,7 +21,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import redis
 import requests
 from django.conf import settings
 from django.db import connection
@@ -32,7 +31,7 @@ from payments.ledger import selectors as ledger_selectors
 from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction, Payout, Refund, RefundStatus
-from tests.conftest import run_in_threads
+from tests.conftest import broker_redis, run_in_threads
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,7 +105,7 @@ def server(django_db_setup):
         "API_RATE_LIMIT": "100000",
         "LOG_LEVEL": "WARNING",
     }
-    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker = broker_redis()
     broker.flushdb()  # the payout tasks enqueued here are not under test: no worker runs them
     running = Server(environment)
     try:

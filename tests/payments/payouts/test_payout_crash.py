@@ -20,7 +20,6 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-import redis
 from django.conf import settings
 from django.db import connection
 from django.db.models import Sum
@@ -33,6 +32,7 @@ from payments.models import Payout, PayoutStatus, SimulatorOperation
 from payments.payouts import sending
 from payments.payouts import services as payouts
 from payments.payouts.validation import payout_request_validate
+from tests.conftest import broker_redis
 from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.test_worker import Processes
 from webhooks.models import Event
@@ -86,7 +86,7 @@ def workers(transactional_db, settings):
         "LOG_LEVEL": "WARNING",
         "CONN_MAX_AGE": "0",
     }
-    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker = broker_redis()
     broker.flushdb()  # also the messages a killed worker left unacknowledged
     running = Workers(environment)
     try:

@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 import requests
 from django.conf import settings as django_settings
 from django.db import connection
 
 from config.celery import app as celery_app
 from payments.payouts.sending import payouts_reconcile
+from tests.conftest import broker_redis
 from tests.factories import ApiKeyFactory, MerchantFactory
 from tests.payments.payins.test_payin_api import payin_body
 from tests.payments.payouts.test_payout_api import CPF, fund
@@ -170,7 +170,7 @@ def stack(fake, transactional_db, tmp_path) -> Iterator[Stack]:
         "CONN_MAX_AGE": "0",
     }
     environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    broker = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
+    broker = broker_redis()
     broker.flushdb()
     running = Stack(environment=environment, directory=tmp_path, base_url=base_url)
     try:
