@@ -130,7 +130,6 @@ def test_a_rate_limited_post_does_not_claim_its_idempotency_key(api, merchant, l
     assert merchant.account_events.count() == 1
 
 
-@pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_requests_on_redis_get_exactly_the_limit(test_key, limit, frozen_clock):
     api_key, secret = test_key
