@@ -12,10 +12,8 @@ while the object's freshness token in the shared cache is the one they were stor
   the next read loads and stores under it. An absent token never matches, so a lost token can only cost a query.
 - MAX_AGE_SECONDS bounds how long a body could outlive a lost delete (Redis unreachable at the moment of a commit),
   as the API's key cache bounds a cached key pair.
-- Only with a cache every process shares (Redis). On the local-memory cache of the laptop default the web process
-  and the Celery worker each have their own tokens, so a change the worker makes (an expiry, a refund settled) could
-  not reach the web process's: there nothing is served from here (`SHARED_CACHE_ONLY`; tests running in one process
-  switch it off).
+- The tokens are in Redis, which every process shares: a change the Celery worker makes (an expiry, a refund
+  settled) deletes the token that the web processes' copies were stored under.
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 MAX_AGE_SECONDS = 10.0
 MAX_ENTRIES = 5_000
-SHARED_CACHE_ONLY = True
 
 
 @dataclass(frozen=True)
@@ -51,13 +48,9 @@ def key(kind: str, object_id) -> str:
     return f"fresh:{kind}:{object_id}"
 
 
-def _off() -> bool:
-    return SHARED_CACHE_ONLY and shared_cache.redis_client() is None
-
-
 def get(key_: str, token: str | None, *, merchant_id, livemode: bool) -> dict | None:
     """The body stored under this token for this merchant and mode, or None (the caller reads the database)."""
-    if token is None or _off():
+    if token is None:
         return None
     entry = _entries.get(key_)
     if (entry is None or entry.token != token or entry.merchant_id != merchant_id or entry.livemode != livemode
@@ -69,8 +62,6 @@ def get(key_: str, token: str | None, *, merchant_id, livemode: bool) -> dict | 
 def put(key_: str, token: str | None, body: dict, *, merchant_id, livemode: bool) -> None:
     """Store a body just loaded from the database under the token read before that load; with no token, create one
     for the next read instead."""
-    if _off():
-        return
     if token is None:
         try:
             shared_cache.token_ensure(key_)

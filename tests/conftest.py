@@ -8,7 +8,6 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from unittest import mock
 from urllib.parse import parse_qsl, urlencode
 
 import environ
@@ -20,7 +19,6 @@ from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
 
-from core import cache as shared_cache
 from core import readcache
 from integrations import authcache
 from payments.payouts import dispatch as payout_dispatch
@@ -106,8 +104,7 @@ def client():
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    cache.clear()
-    shared_cache.flags_clear()
+    cache.clear()  # FLUSHDB of the cache's Redis database: counters, tokens and flags (core.cache) alike
     payout_dispatch.dispatch_due_forget()  # the flag's due time this process learnt went with the flag
     authcache.clear()
     readcache.clear()
@@ -158,12 +155,7 @@ def api(api_client_for, test_key) -> APIClient:
 
 
 def run_in_threads(count: int, work: Callable[[int], object]) -> list:
-    """Run `work(i)` in `count` threads released together; each thread closes its own database connection.
-
-    The threads' requests share this process's one Redis connection (`core.cache.send`), which a thread waits for
-    at most a second: the bound is for a Redis that hangs, under a sync worker's single thread. Twenty request threads
-    in one process on a loaded 2-core machine queued longer than that and got a 503 (twice, under valgrind), which
-    is not what these tests are about: here the wait is a minute."""
+    """Run `work(i)` in `count` threads released together; each thread closes its own database connection."""
     barrier = threading.Barrier(count)
     results: list = [None] * count
 
@@ -177,11 +169,10 @@ def run_in_threads(count: int, work: Callable[[int], object]) -> list:
             connections.close_all()
 
     threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    with mock.patch.object(shared_cache, "LOCK_WAIT_SECONDS", 60.0):
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
     return results
 
 

@@ -12,8 +12,8 @@ from tests.bench import bench_module
 server = bench_module("server")
 
 
-def _held() -> bytes | None:
-    return shared_cache.pipeline([("GET", payouts.DISPATCH_FLAG)])[0]
+def _held() -> str | None:
+    return shared_cache.redis_client().get(payouts.DISPATCH_FLAG)
 
 
 def _wait_until_cleared(limit: float) -> float | None:

@@ -1,11 +1,15 @@
 """The per-process key cache must never serve a key pair longer than its version token says it is current."""
 
+import socket
+import time
+
 import pytest
-import redis
+from django.conf import settings
 from django.utils import timezone
 
 from accounts.models import KycStatus
 from accounts.services import kyc_reject
+from core import cache as shared_cache
 from integrations import authcache, ratelimit
 from integrations.models import ApiKey
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
@@ -80,16 +84,13 @@ def test_an_admin_edit_of_the_merchant_is_served_at_once(api, merchant, client):
     assert response["RateLimit-Limit"] == "50"
 
 
-@pytest.mark.django_db
-def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
-    def broken(packet, replies):
-        raise redis.ConnectionError("Connection refused")
+def redis_at(monkeypatch, location: str) -> None:
+    """Point the rate limiter's Redis client at another server, built as settings.CACHES builds it (1 s timeouts)."""
+    client = shared_cache.redis_client_build({**settings.CACHES["default"], "LOCATION": location})
+    monkeypatch.setattr(ratelimit, "redis_client", lambda: client)
 
-    monkeypatch.setattr(ratelimit, "redis_client", lambda: object())
-    monkeypatch.setattr(ratelimit, "send", broken)
 
-    response = api.get("/account")
-
+def assert_service_unavailable(response) -> None:
     assert response.status_code == 503
     assert response["Retry-After"] == "1"
     assert response.json() == {"error": {
@@ -98,20 +99,37 @@ def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
         "param": None, "details": [], "requestId": response["X-Request-Id"]}}
 
 
-def test_the_gate_packet_is_what_the_generic_packer_builds():
-    from core.cache import pack as _pack
-    from integrations.ratelimit import _gate_packet
+@pytest.mark.django_db
+def test_redis_down_is_a_503_in_the_error_shape(api, monkeypatch):
+    with socket.socket() as probe:  # a port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    redis_at(monkeypatch, f"redis://127.0.0.1:{port}/0")
 
-    packet = _gate_packet(b"rl:authblock:::1", b"rl:key:pk_test_x:1", b"authv:pk_test_x")
+    assert_service_unavailable(api.get("/account"))
 
-    assert packet == _pack([("GET", "rl:authblock:::1"), ("SET", "rl:key:pk_test_x:1", 0, "EX", 2, "NX"),
-                            ("INCR", "rl:key:pk_test_x:1"), ("GET", "authv:pk_test_x")])
+
+@pytest.mark.django_db
+def test_a_redis_that_hangs_is_a_503_within_its_timeout(api, monkeypatch):
+    """A server that accepts the connection and never answers: one socket timeout (1 s), no retries."""
+    with socket.socket() as hanging:
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen()
+        redis_at(monkeypatch, f"redis://127.0.0.1:{hanging.getsockname()[1]}/0")
+        start = time.monotonic()
+        response = api.get("/account")
+        waited = time.monotonic() - start
+
+    assert_service_unavailable(response)
+    assert 0.9 < waited < 2.5
 
 
 def test_a_thread_per_request_server_does_not_exhaust_redis_connections():
     import threading
 
     errors = []
+    pool = shared_cache.redis_client().connection_pool
+    (idle_before, _), (in_use_before, _) = pool.get_connection_count()
 
     def request_in_a_new_thread():
         try:
@@ -119,13 +137,16 @@ def test_a_thread_per_request_server_does_not_exhaust_redis_connections():
         except Exception as error:
             errors.append(error)
 
-    for _ in range(150):  # more threads than the pool's 100 connections
+    for _ in range(150):
         thread = threading.Thread(target=request_in_a_new_thread)
         thread.start()
         thread.join()
 
+    (idle, _), (in_use, _) = pool.get_connection_count()
     assert errors == []
-    assert len(ratelimit.redis_client().connection_pool._in_use_connections) == 1
+    # Each request borrowed an idle connection and gave it back: none in use, at most the first one opened.
+    assert in_use == 0
+    assert idle <= max(idle_before + in_use_before, 1)
 
 
 @pytest.mark.django_db

@@ -6,11 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.core.cache import cache
-from django.core.cache.backends.locmem import LocMemCache
 
+from core import cache as shared_cache
 from core import readcache
-from integrations import ratelimit
 from payments.models import Payin
 from payments.payins import services as payins
 from payments.payins.serializers import payin_serialize
@@ -19,10 +17,8 @@ from tests.payments.payins.test_payin_api import create, get, simulate
 
 
 @pytest.fixture(autouse=True)
-def _api_settings(settings, monkeypatch):
+def _api_settings(settings):
     settings.API_RATE_LIMIT = 1_000_000
-    # These tests run in one process: the cache is exercised on the local-memory cache too (see the last test).
-    monkeypatch.setattr(readcache, "SHARED_CACHE_ONLY", False)
 
 
 def from_database(payin_id: str) -> dict:
@@ -30,9 +26,7 @@ def from_database(payin_id: str) -> dict:
 
 
 def token_of(key: str) -> str | None:
-    client = ratelimit.redis_client()
-    value = client.get(key) if client is not None else cache.get(key)
-    return value.decode() if isinstance(value, bytes) else value
+    return shared_cache.redis_client().get(key)
 
 
 def cached(client, payin_id: str) -> dict:
@@ -119,17 +113,13 @@ def test_a_read_that_raced_a_change_stores_under_a_dead_token(api):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_on_the_local_memory_cache_a_change_made_by_the_worker_is_seen_by_the_web_process(api, monkeypatch):
-    """`make run`'s web process and Celery worker each have their own local-memory cache: a change the worker makes
-    cannot delete the web process's token, so without Redis nothing is served from the read cache."""
-    monkeypatch.setattr(ratelimit, "redis_client", lambda: None)  # the laptop default, also where Redis runs
-    monkeypatch.setattr(ratelimit, "cache", LocMemCache("web", {}))
-    monkeypatch.setattr(readcache, "SHARED_CACHE_ONLY", True)
+def test_a_change_made_by_the_worker_is_seen_by_the_web_process(api, monkeypatch):
+    """`make run`'s web process and Celery worker each have their own copies; the worker's change deletes the token
+    in the Redis they share, so the web process's copy is not served again."""
     charge = create(api)
     cached(api, charge["id"])
     Payin.objects.filter(pk=charge["id"]).update(pix_expires_at=datetime(2000, 1, 1, tzinfo=UTC))
     with monkeypatch.context() as worker:  # the beat's expiry job, in the worker's process: its own memory
-        worker.setattr(ratelimit, "cache", LocMemCache("celery-worker", {}))
         worker.setattr(readcache, "_entries", {})
         assert payins.payins_expire() == 1
     assert get(api, charge["id"])["status"] == "EXPIRED"

@@ -366,10 +366,7 @@ def dispatch_clock(monkeypatch) -> list[float]:
 
 def _flag_value() -> str | None:
     """The dispatch flag's value, as another process reads it (not counted, and setting nothing)."""
-    if shared_cache.redis_client() is not None:
-        return shared_cache.text(shared_cache.pipeline([("GET", payout_dispatch.DISPATCH_FLAG)])[0])
-    path = shared_cache._flag_path(payout_dispatch.DISPATCH_FLAG)
-    return path.read_text() if path.exists() else None
+    return shared_cache.redis_client().get(payout_dispatch.DISPATCH_FLAG)
 
 
 def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued, dispatch_clock,
