@@ -3,8 +3,7 @@
 An attempt is counted before the password is checked, so parallel guesses cannot slip past the limit between the
 check and the count; a successful log-in takes its attempt back. Past a limit the email or IP is locked for a fixed
 time, and a locked attempt is refused without checking the password at all. Counters use `cache.add` + `cache.incr`
-(atomic on Redis across processes, and within the one process of the local-memory default); emails are hashed in
-the keys, so the cache holds no addresses.
+(atomic on Redis across processes); emails are hashed in the keys, so the cache holds no addresses.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Every setting comes from the environment (django-environ); the defaults run the service on one laptop.
 
-With no environment at all: SQLite, a local-file Celery broker and an in-process cache, all under `.local/`.
-Production sets DATABASE_URL, CELERY_BROKER_URL and CACHE_URL (see `.env.example`).
+With no environment at all: the embedded PostgreSQL and Redis that `make run` and `make test` start under `.local/`
+(tools/localservices.py). Production sets DATABASE_URL, CELERY_BROKER_URL and CACHE_URL (see `.env.example`).
 """
 
 import os
@@ -15,8 +15,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
-# The embedded default's files (SQLite, the file broker, cross-process flags, the local secret key); relative to
-# the repository unless absolute.
+# The laptop's files (the embedded PostgreSQL and Redis, the local secret key, metrics); relative to the repository
+# unless absolute.
 LOCAL_DIR = BASE_DIR / env.str("LOCAL_DIR", default=".local")
 
 

@@ -1,5 +1,5 @@
-"""The systemd units in deploy/systemd/: what they run exists in the venv and matches docs/operations.md; deploy/smoke.py
-(run by CI with a runtime-only venv) starts them as written."""
+"""The systemd units in deploy/systemd/: what they run exists in the venv and matches docs/operations.md;
+deploy/smoke.py (run by CI with a runtime-only venv) starts them as written."""
 
 from __future__ import annotations
 

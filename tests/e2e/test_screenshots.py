@@ -18,4 +18,5 @@ def test_screenshots_go_to_an_ignored_folder_by_default():
 def test_make_screenshots_points_them_at_the_committed_folder():
     assert helpers.screenshots_dir({"SCREENSHOTS_DIR": "docs/screenshots"}) == ROOT / "docs" / "screenshots"
     makefile = (ROOT / "Makefile").read_text()
-    assert "screenshots: $(STAMP)\n\tSCREENSHOTS_DIR=docs/screenshots $(LOCAL) $(BIN)/python -m pytest tests/e2e" in makefile
+    assert ("screenshots: $(STAMP)\n\tSCREENSHOTS_DIR=docs/screenshots $(LOCAL) $(BIN)/python -m pytest tests/e2e"
+            in makefile)

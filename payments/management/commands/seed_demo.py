@@ -43,7 +43,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if not development_database() and not options["force"]:
             raise CommandError("seed_demo creates a demo merchant and a staff user whose passwords it prints: run it "
-                               "on a development setup (DEBUG on, or SQLite), or pass --force.")
+                               "on a development setup (DEBUG on), or pass --force.")
         password, staff_password = demo_password("merchant"), demo_password("staff")
         with transaction.atomic():
             merchant = Merchant.objects.filter(owner__email=DEMO_EMAIL).first()
