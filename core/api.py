@@ -7,7 +7,6 @@ import binascii
 import functools
 import json
 import operator
-import re
 import uuid
 from collections import namedtuple
 from collections.abc import Callable, Iterable
@@ -28,14 +27,8 @@ from core import decoding
 from core.errors import NotFound, ValidationFailed, validation_error
 from core.renderers import ApiJSONRenderer
 
+
 # --- Strict input ----------------------------------------------------------------------------------------------------
-# Each Strict field's `fast(data)` applies the rules its serializer path applies, read from the same attributes, for the
-# fast paths (`payments.fast_path`): the value when it is surely valid, else NOT_SURE (the serializer then decides).
-NOT_SURE: Any = object()
-FAST_INT_MAX = 2**63 - 1
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and surrogates: DRF's CharField refuses them
-
-
 class StrictIntegerField(serializers.IntegerField):
     """A JSON integer and nothing else: 100.0, "100", true and null are refused (no silent coercion of money)."""
 
@@ -46,15 +39,6 @@ class StrictIntegerField(serializers.IntegerField):
             self.fail("invalid")
         return super().to_internal_value(data)
 
-    def fast(self, data: Any) -> Any:
-        """What run_validation returns for `data` when it surely accepts it, else NOT_SURE (as every `fast` below)."""
-        if type(data) is not int or not -FAST_INT_MAX <= data <= FAST_INT_MAX:  # past a BIGINT, DRF judges
-            return NOT_SURE
-        if (self.min_value is not None and data < self.min_value) or (
-                self.max_value is not None and data > self.max_value):
-            return NOT_SURE
-        return data
-
 
 class StrictBooleanField(serializers.BooleanField):
     default_error_messages = {"invalid": "Must be a JSON boolean (true or false)."}
@@ -63,9 +47,6 @@ class StrictBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid")
         return data
-
-    def fast(self, data: Any) -> Any:
-        return data if type(data) is bool else NOT_SURE
 
 
 class StrictCharField(serializers.CharField):
@@ -78,20 +59,6 @@ class StrictCharField(serializers.CharField):
             # As sent, not after trimming: the schema's maxLength is of the JSON string, so is this rule.
             self.fail("max_length", max_length=self.max_length)
         return super().to_internal_value(data)
-
-    def fast(self, data: Any) -> Any:
-        """CharField's rules: trimmed (unless trim_whitespace=False), blank only if allowed, within its lengths, no NUL
-        and no surrogate."""
-        if type(data) is not str or (self.max_length is not None and len(data) > self.max_length):
-            return NOT_SURE
-        if self.trim_whitespace:
-            data = data.strip()
-        if not data:
-            return "" if self.allow_blank else NOT_SURE
-        if (self.max_length is not None and len(data) > self.max_length) or (
-                self.min_length is not None and len(data) < self.min_length) or UNSTORABLE.search(data):
-            return NOT_SURE
-        return data
 
 
 class StrictSerializer(serializers.Serializer):

@@ -1,5 +1,5 @@
 """Request fields that charges and payouts share (reference ids, documents, webhook URLs, metadata), each with its rule
-(written once, for the serializer and the fast path: see Rule and Presence) and its OpenAPI schema."""
+(in its `to_internal_value`, as DRF fields have them) and its OpenAPI schema."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
-from rest_framework.fields import empty
 
-from core.api import NOT_SURE, UNSTORABLE, StrictCharField
+from core.api import StrictCharField
 from core.errors import DomainError
 from core.formats import documents
 from core.formats.contact import UF_CODES
@@ -101,6 +100,9 @@ METADATA_VALUE_MAX_LENGTH = 500
 REFERENCE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and surrogates: PostgreSQL cannot store them in text
+
+
 def problem(message: str, code: str) -> ValidationError:
     return ValidationError(message, code=code)
 
@@ -109,52 +111,6 @@ def request_body(field: serializers.Field) -> Mapping:
     """The raw body being validated, for the rules that depend on another field."""
     body = getattr(field.root, "initial_data", None)
     return body if isinstance(body, Mapping) else {}
-
-
-# --- One rule, two paths ---------------------------------------------------------------------------------------------
-class Invalid(Exception):
-    """A rule refusing a value: the serializer reports it; the fast path leaves the body to the serializer."""
-
-    def __init__(self, message: str, code: str, *more: tuple[str, str]) -> None:
-        super().__init__(message)
-        self.problems = [(message, code), *more]
-
-    def as_validation_error(self) -> ValidationError:
-        return ValidationError([ErrorDetail(message, code=code) for message, code in self.problems])
-
-
-class Rule:
-    """A field whose own rule is `clean(value, context, body)`, run on the value its base class has checked; the
-    serializer (through to_internal_value) and the fast path (payments.fast_path) both call it. `body` is the raw
-    request body, for the rules that depend on another field; `context` the serializer's. A field with
-    `fast_path = False` (a DNS lookup, a database read) makes the fast path leave any body that has it."""
-
-    fast_path = True
-
-    def clean(self, value: Any, context: Mapping, body: Mapping) -> Any:
-        return value
-
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)  # type: ignore[misc]
-        try:
-            return self.clean(value, self.context, request_body(self))  # type: ignore[attr-defined]
-        except Invalid as exc:
-            raise exc.as_validation_error() from None
-
-
-class Presence:
-    """A field or object whose presence depends on the rest of the body: `presence(present, body)` raises Invalid
-    when it must be there and is not, or must not be and is. Checked by the serializer and the fast path alike."""
-
-    def presence(self, present: bool, body: Mapping) -> None:
-        return None
-
-    def run_validation(self, data: Any = empty) -> Any:
-        try:
-            self.presence(data is not empty, request_body(self))  # type: ignore[arg-type]
-        except Invalid as exc:
-            raise exc.as_validation_error() from None
-        return super().run_validation(data)  # type: ignore[misc]
 
 
 class StrictChoiceField(serializers.ChoiceField):
@@ -166,9 +122,6 @@ class StrictChoiceField(serializers.ChoiceField):
                           "invalid_choice")
         return data
 
-    def fast(self, data: Any) -> Any:
-        return data if type(data) is str and data in self.choices else NOT_SURE
-
 
 # --- Fields ----------------------------------------------------------------------------------------------------------
 class ExactCharField(StrictCharField):
@@ -178,22 +131,21 @@ class ExactCharField(StrictCharField):
         super().__init__(trim_whitespace=False, **kwargs)
 
 
-class ReferenceIdField(Rule, ExactCharField):
+class ReferenceIdField(ExactCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": REFERENCE_ID_PATTERN}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
         if not REFERENCE_ID.fullmatch(value):
             if len(value) > 64:
-                raise Invalid(gettext("Must be at most 64 characters."), "invalid_reference_id")
-            raise Invalid(gettext("Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."),
+                raise problem(gettext("Must be at most 64 characters."), "invalid_reference_id")
+            raise problem(gettext("Must have only letters, digits, '.', '_', ':' and '-' (no spaces)."),
                           "invalid_reference_id")
         return value
 
 
 class WebhookUrlField(ExactCharField):
-    fast_path = False  # the check resolves the host, which costs far more than the serializer saves
-
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "https:// (no credentials in it) to a host that resolves only to public "
                                        "addresses: loopback, private, link-local and other reserved addresses are "
@@ -213,7 +165,7 @@ class WebhookUrlField(ExactCharField):
                                   or [ErrorDetail(exc.message, code=exc.code)]) from None
 
 
-class MetadataField(Rule, serializers.Field):
+class MetadataField(serializers.Field):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", f"At most {METADATA_MAX_KEYS} keys of 1 to {METADATA_KEY_MAX_LENGTH} "
                                        f"characters, string values of at most {METADATA_VALUE_MAX_LENGTH}; echoed back "
@@ -224,14 +176,8 @@ class MetadataField(Rule, serializers.Field):
         return metadata_schema()
 
     def to_internal_value(self, data: Any) -> dict:
-        try:
-            return self.clean(data, self.context, {})
-        except Invalid as exc:
-            raise exc.as_validation_error() from None
-
-    def clean(self, data: Any, context: Mapping, body: Mapping) -> dict:
         if not isinstance(data, dict):
-            raise Invalid(gettext("Must be a JSON object."), "invalid_metadata")
+            raise problem(gettext("Must be a JSON object."), "invalid_metadata")
         problems = []
         if len(data) > METADATA_MAX_KEYS:
             problems.append(gettext("Must have at most %(maximum)s keys.") % {"maximum": METADATA_MAX_KEYS})
@@ -246,11 +192,11 @@ class MetadataField(Rule, serializers.Field):
         if any(UNSTORABLE.search(text) for item in data.items() for text in item if isinstance(text, str)):
             problems.append(gettext("Keys and values must not contain NUL or surrogate characters."))
         if problems:
-            raise Invalid(problems[0], "invalid_metadata", *((message, "invalid_metadata") for message in problems[1:]))
+            raise ValidationError(problems, code="invalid_metadata")
         return dict(data)
 
 
-class DocumentField(Rule, StrictCharField):
+class DocumentField(StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", DOCUMENT_HELP)
         super().__init__(**kwargs)
@@ -258,8 +204,8 @@ class DocumentField(Rule, StrictCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": DOCUMENT_PATTERN}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
-        document = documents.normalize(value)
+    def to_internal_value(self, data: Any) -> str:
+        document = documents.normalize(super().to_internal_value(data))
         if documents.document_type(document) is None:
-            raise Invalid(DOCUMENT_MESSAGES[documents.document_fault(document)], "invalid_document")
+            raise problem(DOCUMENT_MESSAGES[documents.document_fault(document)], "invalid_document")
         return document

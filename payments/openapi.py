@@ -2,10 +2,11 @@
 
 A body whose rules depend on its own values (a payment method, a Pix key type) is documented as `oneOf` variants, one
 per value: `request_variant` builds each from the request serializer's declared fields as the rules of that field
-value (`body`) have them. A field whose `presence` rule (payments.fields.Presence) refuses it there is left out; one
-it requires there is required; a field with `documented(body, required)` documents itself for that body (its bounds
-or pattern depend on it); any other field documents itself (its class: DRF's mapping of its base class, or its
-`openapi_schema()`). Nested objects and lists become variants of their own (named by their serializer's `doc_name`).
+value (`body`) have them. A field whose `allowed_for(body)` is false there is left out; one whose `required_for(body)`
+is true there is required (the presence rules of payments.payins.fields); a field with `documented(body, required)`
+documents itself for that body (its bounds or pattern depend on it); any other field documents itself (its class:
+DRF's mapping of its base class, or its `openapi_schema()`). Nested objects and lists become variants of their own
+(named by their serializer's `doc_name`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 from rest_framework import serializers
 
 from core.api import StrictSerializer
-from payments.fields import Invalid, Presence
 
 _VARIANTS: dict[str, type[StrictSerializer]] = {}
 
@@ -42,11 +42,11 @@ def request_variant(source: type[serializers.Serializer], name: str, *, doc: str
     for field_name, field in source._declared_fields.items():
         if only is not None and field_name not in only:
             continue
-        is_required = field.required or field_name in required
-        if isinstance(field, Presence):
-            if _refused(field, True, body):
-                continue
-            is_required = is_required or _refused(field, False, body)
+        allowed_for = getattr(field, "allowed_for", None)
+        if allowed_for is not None and not allowed_for(body):
+            continue
+        required_for = getattr(field, "required_for", None)
+        is_required = field.required or field_name in required or (required_for is not None and required_for(body))
         fields[field_name] = replace[field_name] if field_name in replace else _documented(field, body, is_required)
     first = [field_name for field_name in first if field_name in fields]
     ordered = {**{field_name: fields[field_name] for field_name in first}, **fields}
@@ -54,14 +54,6 @@ def request_variant(source: type[serializers.Serializer], name: str, *, doc: str
     variant._declared_fields = ordered  # in this order (DRF's metaclass sorts fields by their creation)
     _VARIANTS[name] = variant
     return variant
-
-
-def _refused(field: Presence, present: bool, body: Mapping) -> bool:
-    try:
-        field.presence(present, body)
-    except Invalid:
-        return True
-    return False
 
 
 def _documented(field: serializers.Field, body: Mapping, required: bool) -> serializers.Field:

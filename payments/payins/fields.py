@@ -1,7 +1,6 @@
-"""The fields of POST /payin's body that are its own (payments.fields holds those it shares with payouts). Each rule
-is written once, in `clean` (payments.fields.Rule) or `presence` (payments.fields.Presence): the serializer reports its
-problems, the fast path (payments.fast_path) applies the same code to accept plainly valid bodies. No message repeats
-the value sent (a card number, a CVV)."""
+"""The fields of POST /payin's body that are its own (payments.fields holds those it shares with payouts), each with its
+rule in its `to_internal_value`, and the rules saying when a field or object must or must not be sent (DRF's `required`
+cannot depend on the rest of the body). No message repeats the value sent (a card number, a CVV)."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from core.api import StrictCharField
 from core.formats import contact
@@ -25,10 +25,9 @@ from payments.fields import (
     STATE_PATTERN,
     ZIP_CODE_PATTERN,
     ExactCharField,
-    Invalid,
-    Presence,
-    Rule,
     StrictChoiceField,
+    problem,
+    request_body,
 )
 from payments.formats import cards
 from payments.models import PaymentMethod
@@ -84,27 +83,42 @@ def for_boleto_or_delivery(body: Mapping) -> bool:
     return body.get("paymentMethod") == PaymentMethod.BOLETO or body.get("isPhysicalProduct") is True
 
 
-class ContactPresence(Presence):
+# The two mixins below check a field's presence before DRF's own checks (run_validation), so that the problem is
+# reported at the field's place among the others. payments.openapi reads `required_for` and `allowed_for` to document
+# each variant of the body.
+class RequiredForBoletoOrDelivery:
     """The customer's phone and address: required for boletos and physical products."""
 
-    def presence(self, present: bool, body: Mapping) -> None:
-        if not present and for_boleto_or_delivery(body):
-            raise Invalid(gettext("Required for BOLETO and for physical products."), "required")
+    def required_for(self, body: Mapping) -> bool:
+        return for_boleto_or_delivery(body)
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is empty and self.required_for(request_body(self)):  # type: ignore[arg-type]
+            raise problem(gettext("Required for BOLETO and for physical products."), "required")
+        return super().run_validation(data)  # type: ignore[misc]
 
 
-class MethodOptionsPresence(Presence):
+class OnlyWithItsMethod:
     """`card`, `pix` and `boleto`: refused with another payment method; `required_for_method` makes it required."""
 
     method: str = ""
     required_for_method = False
 
-    def presence(self, present: bool, body: Mapping) -> None:
-        current = payment_method(body)
-        if not present and self.required_for_method and current == self.method:
-            raise Invalid(gettext("Required for %(method)s.") % {"method": self.method}, "required")
-        if present and current is not None and current != self.method:
-            raise Invalid(gettext("Allowed only when paymentMethod is %(method)s.") % {"method": self.method},
+    def required_for(self, body: Mapping) -> bool:
+        return self.required_for_method and payment_method(body) == self.method
+
+    def allowed_for(self, body: Mapping) -> bool:
+        """Allowed unless the body has another valid paymentMethod (an invalid one is reported on its own)."""
+        return payment_method(body) in (None, self.method)
+
+    def run_validation(self, data: Any = empty) -> Any:
+        body = request_body(self)  # type: ignore[arg-type]
+        if data is empty and self.required_for(body):
+            raise problem(gettext("Required for %(method)s.") % {"method": self.method}, "required")
+        if data is not empty and not self.allowed_for(body):
+            raise problem(gettext("Allowed only when paymentMethod is %(method)s.") % {"method": self.method},
                           "not_allowed")
+        return super().run_validation(data)  # type: ignore[misc]
 
 
 class PaymentMethodField(StrictChoiceField):
@@ -122,7 +136,7 @@ class PaymentMethodField(StrictChoiceField):
         return Const(method, component=self.COMPONENTS[method])
 
 
-class IpAddressField(Rule, ExactCharField):
+class IpAddressField(ExactCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "The payer's IPv4 or IPv6 address.")
         super().__init__(**kwargs)
@@ -130,16 +144,17 @@ class IpAddressField(Rule, ExactCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
         if _IPV4.fullmatch(value):
             return value
         try:
             return str(ipaddress.ip_address(value))
         except ValueError:
-            raise Invalid(gettext("Must be a valid IPv4 or IPv6 address."), "invalid_ip_address") from None
+            raise problem(gettext("Must be a valid IPv4 or IPv6 address."), "invalid_ip_address") from None
 
 
-class EmailField(Rule, StrictCharField):
+class EmailField(StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(max_length=254, **kwargs)
 
@@ -148,15 +163,16 @@ class EmailField(Rule, StrictCharField):
         # A-label top-level domain, and the schema would then call a valid body invalid (tests/fuzz).
         return {"type": "string", "maxLength": 254, "pattern": EMAIL_PATTERN}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
         try:
             _validate_email(value)
         except DjangoValidationError:
-            raise Invalid(gettext("Must be a valid email address."), "invalid_email") from None
+            raise problem(gettext("Must be a valid email address."), "invalid_email") from None
         return value
 
 
-class PhoneField(ContactPresence, Rule, StrictCharField):
+class PhoneField(RequiredForBoletoOrDelivery, StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "10 to 13 digits once + ( ) - and spaces are dropped.")
         super().__init__(**kwargs)
@@ -164,17 +180,18 @@ class PhoneField(ContactPresence, Rule, StrictCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": PHONE_PATTERN}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
         phone = contact.normalize_phone(value)
         if phone is None:
             if not contact.phone_characters_valid(value):
-                raise Invalid(gettext("Must have only digits, spaces and + ( ) -."), "invalid_phone")
-            raise Invalid(gettext("Must have 10 to 13 digits (area code and number, the country code optional)."),
+                raise problem(gettext("Must have only digits, spaces and + ( ) -."), "invalid_phone")
+            raise problem(gettext("Must have 10 to 13 digits (area code and number, the country code optional)."),
                           "invalid_phone")
         return phone
 
 
-class ZipCodeField(Rule, StrictCharField):
+class ZipCodeField(StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "CEP: 8 digits; '-' and '.' are dropped.")
         super().__init__(**kwargs)
@@ -182,16 +199,17 @@ class ZipCodeField(Rule, StrictCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": ZIP_CODE_PATTERN}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
         zip_code = contact.normalize_zip_code(value)
         if zip_code is None:
             if not contact.zip_code_characters_valid(value):
-                raise Invalid(gettext("Must have only digits, '-' and '.'."), "invalid_zip_code")
-            raise Invalid(gettext("Must be 8 digits (a CEP, such as 01310-100)."), "invalid_zip_code")
+                raise problem(gettext("Must have only digits, '-' and '.'."), "invalid_zip_code")
+            raise problem(gettext("Must be 8 digits (a CEP, such as 01310-100)."), "invalid_zip_code")
         return zip_code
 
 
-class StateField(Rule, StrictCharField):
+class StateField(StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "One of the 27 UF codes, in any case, e.g. SP.")
         super().__init__(**kwargs)
@@ -199,45 +217,45 @@ class StateField(Rule, StrictCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": STATE_PATTERN}
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
         state = value.translate(_ASCII_UPPER)
         if state not in contact.UF_CODES:
-            raise Invalid(gettext("Must be one of the 27 UF codes, such as SP or RJ."), "invalid_state")
+            raise problem(gettext("Must be one of the 27 UF codes, such as SP or RJ."), "invalid_state")
         return state
 
 
-class DueDateField(Rule, ExactCharField):
+class DueDateField(ExactCharField):
     HELP = (f"Today to today + {BOLETO_DUE_DAYS_MAX} days (America/Sao_Paulo); default today + "
             f"{BOLETO_DUE_DAYS_DEFAULT} days.")
 
     def documented(self, body: Mapping, required: bool) -> serializers.Field:
         return serializers.DateField(required=required, help_text=self.HELP)
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> date:
+    def to_internal_value(self, data: Any) -> date:
+        value = super().to_internal_value(data)
         if not _ISO_DATE.fullmatch(value):
-            raise Invalid(gettext("Must be a date written YYYY-MM-DD."), "invalid_date")
+            raise problem(gettext("Must be a date written YYYY-MM-DD."), "invalid_date")
         try:
             due_date = date.fromisoformat(value)
         except ValueError:
-            raise Invalid(gettext("Must be a day of the calendar (month 01 to 12, a day the month has)."),
+            raise problem(gettext("Must be a day of the calendar (month 01 to 12, a day the month has)."),
                           "invalid_date") from None
-        today: date = context["today"]
+        today: date = self.context["today"]
         if not today <= due_date <= today + timedelta(days=BOLETO_DUE_DAYS_MAX):
-            raise Invalid(gettext("Must be from today to %(days)s days from today (America/Sao_Paulo).") % {
+            raise problem(gettext("Must be from today to %(days)s days from today (America/Sao_Paulo).") % {
                 "days": BOLETO_DUE_DAYS_MAX},
                           "invalid_due_date")
         return due_date
 
 
 class CardTokenField(ExactCharField):
-    fast_path = False  # looked up in the database, by the serializer
-
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "card.token of an earlier PAID charge of this account and mode.")
         super().__init__(**kwargs)
 
 
-class CardNumberField(Rule, ExactCharField):
+class CardNumberField(ExactCharField):
     """Documented for the brands other than American Express (see payments.payins.schema for its own)."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -248,22 +266,23 @@ class CardNumberField(Rule, ExactCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": "^([0-24-9][0-9]{12,18}|3[0-35689][0-9]{11,17})$"}
 
-    def clean(self, number: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        number = super().to_internal_value(data)
         if not _CARD_NUMBER.fullmatch(number):
             if not (number.isascii() and number.isdigit()):
-                raise Invalid(gettext("Must be digits only, without spaces or other characters."),
+                raise problem(gettext("Must be digits only, without spaces or other characters."),
                               "invalid_card_number")
-            raise Invalid(gettext("Must be 13 to 19 digits."), "invalid_card_number")
+            raise problem(gettext("Must be 13 to 19 digits."), "invalid_card_number")
         if not cards.luhn_valid(number):
-            raise Invalid(gettext("The card number is not valid: its check digit is wrong."), "invalid_card_number")
+            raise problem(gettext("The card number is not valid: its check digit is wrong."), "invalid_card_number")
         if cards.brand(number) is None:
-            raise Invalid(gettext("The card brand is not supported."), "unsupported_card_brand")
-        if not context["livemode"] and number not in cards.TEST_CARDS:
-            raise Invalid(gettext("Test mode accepts only the test card numbers."), "live_card_in_test_mode")
+            raise problem(gettext("The card brand is not supported."), "unsupported_card_brand")
+        if not self.context["livemode"] and number not in cards.TEST_CARDS:
+            raise problem(gettext("Test mode accepts only the test card numbers."), "live_card_in_test_mode")
         return number
 
 
-class ExpirationMonthField(Rule, ExactCharField):
+class ExpirationMonthField(ExactCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "01 to 12.")
         super().__init__(**kwargs)
@@ -271,15 +290,16 @@ class ExpirationMonthField(Rule, ExactCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": "^(0[1-9]|1[0-2])$"}
 
-    def clean(self, month: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        month = super().to_internal_value(data)
         if not _MONTH.fullmatch(month):
             if not _TWO_DIGITS.fullmatch(month):
-                raise Invalid(gettext("Must be the month as two digits, such as 03."), "invalid_expiration_month")
-            raise Invalid(gettext("Must be a month from 01 to 12."), "invalid_expiration_month")
+                raise problem(gettext("Must be the month as two digits, such as 03."), "invalid_expiration_month")
+            raise problem(gettext("Must be a month from 01 to 12."), "invalid_expiration_month")
         return month
 
 
-class ExpirationYearField(Rule, ExactCharField):
+class ExpirationYearField(ExactCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", "YYYY or YY; the card must not have expired.")
         super().__init__(**kwargs)
@@ -287,16 +307,17 @@ class ExpirationYearField(Rule, ExactCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": "^([0-9]{2}|[0-9]{4})$"}
 
-    def clean(self, year: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        year = super().to_internal_value(data)
         if not _YEAR.fullmatch(year):
-            raise Invalid(gettext("Must be the year as YYYY or YY."), "invalid_expiration_year")
+            raise problem(gettext("Must be the year as YYYY or YY."), "invalid_expiration_year")
         full_year = f"20{year}" if len(year) == 2 else year
-        if int(full_year) < context["today"].year:
-            raise Invalid(gettext("The card has expired."), "expired_card")
+        if int(full_year) < self.context["today"].year:
+            raise problem(gettext("The card has expired."), "expired_card")
         return full_year
 
 
-class CvvField(Rule, ExactCharField):
+class CvvField(ExactCharField):
     """Documented for the brands other than American Express (see payments.payins.schema for its own)."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -306,9 +327,10 @@ class CvvField(Rule, ExactCharField):
     def openapi_schema(self) -> dict:
         return {"type": "string", "pattern": "^[0-9]{3}$"}
 
-    def clean(self, cvv: str, context: Mapping, body: Mapping) -> str:
+    def to_internal_value(self, data: Any) -> str:
+        cvv = super().to_internal_value(data)
         if not _CVV.fullmatch(cvv):
             if not (cvv.isascii() and cvv.isdigit()):
-                raise Invalid(gettext("Must be digits only."), "invalid_cvv")
-            raise Invalid(gettext("Must be 3 digits, or 4 for American Express."), "invalid_cvv")
+                raise problem(gettext("Must be digits only."), "invalid_cvv")
+            raise problem(gettext("Must be 3 digits, or 4 for American Express."), "invalid_cvv")
         return cvv

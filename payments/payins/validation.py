@@ -5,9 +5,9 @@ address for boletos and physical goods, `card`/`pix`/`boleto` only with their me
 checked even when the fields they depend on have problems of their own. No message ever repeats a card number or a
 CVV; no message repeats any other value either.
 
-PayinRequestSerializer is the one declaration of the body: its serializer path writes the errors; the fast path
-(payments.fast_path) and the OpenAPI request variants (payments.payins.schema, by payments.openapi) are derived from
-its fields, whose rules live in their classes (payments.payins.fields, payments.fields).
+PayinRequestSerializer is the one declaration of the body: it validates every request, and the OpenAPI request variants
+(payments.payins.schema, by payments.openapi) are derived from its fields, whose rules live in their classes
+(payments.payins.fields, payments.fields).
 """
 
 from __future__ import annotations
@@ -22,17 +22,16 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.settings import api_settings
 
 from accounts.models import Merchant
-from core.api import NOT_SURE, StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
+from core.api import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 from core.errors import as_domain_error
 from payments import policy
-from payments.fast_path import compile_fast_path
 from payments.fields import (
     DocumentField,
-    Invalid,
     MetadataField,
     ReferenceIdField,
-    Rule,
     WebhookUrlField,
+    problem,
+    request_body,
 )
 from payments.formats import cards
 from payments.models import CardToken, PaymentMethod
@@ -41,16 +40,16 @@ from payments.payins.fields import (
     BOLETO_DUE_DAYS_MAX,
     CardNumberField,
     CardTokenField,
-    ContactPresence,
     CvvField,
     DueDateField,
     EmailField,
     ExpirationMonthField,
     ExpirationYearField,
     IpAddressField,
-    MethodOptionsPresence,
+    OnlyWithItsMethod,
     PaymentMethodField,
     PhoneField,
+    RequiredForBoletoOrDelivery,
     StateField,
     ZipCodeField,
     payment_method,
@@ -65,7 +64,7 @@ MIN_AMOUNT = {PaymentMethod.PIX: 100, PaymentMethod.CREDIT_CARD: 100, PaymentMet
 PIX_EXPIRES_IN_DEFAULT = 3600
 
 
-class _AmountField(Rule, StrictIntegerField):
+class _AmountField(StrictIntegerField):
     HELP = "Cents; at most the account's maximum per charge (by default the maximum here)."
 
     @staticmethod
@@ -76,20 +75,21 @@ class _AmountField(Rule, StrictIntegerField):
         return _AmountField(min_value=self.minimum(payment_method(body)), max_value=settings.CHARGE_MAX_AMOUNT,
                             required=required, help_text=self.HELP)
 
-    def clean(self, amount: int, context: Mapping, body: Mapping) -> int:
-        method = payment_method(body)
+    def to_internal_value(self, data: Any) -> int:
+        amount = super().to_internal_value(data)
+        method = payment_method(request_body(self))
         minimum = self.minimum(method)
         if amount < minimum:
-            raise Invalid(f"Must be at least {minimum} cents" + (f" for {method}." if method else "."),
+            raise problem(f"Must be at least {minimum} cents" + (f" for {method}." if method else "."),
                           "amount_too_small")
-        maximum = policy.charge_max_amount(context["merchant"])
+        maximum = policy.charge_max_amount(self.context["merchant"])
         if amount > maximum:
-            raise Invalid(f"Must be at most {maximum} cents, this account's maximum per charge.", "amount_too_large")
+            raise problem(f"Must be at most {maximum} cents, this account's maximum per charge.", "amount_too_large")
         return amount
 
 
 # --- Objects ---------------------------------------------------------------------------------------------------------
-class _AddressSerializer(ContactPresence, StrictSerializer):
+class _AddressSerializer(RequiredForBoletoOrDelivery, StrictSerializer):
     doc_name = "Address"
 
     street = StrictCharField(max_length=150)
@@ -144,7 +144,7 @@ class _ItemSerializer(StrictSerializer):
 CARD_DATA = ("holderName", "number", "expirationMonth", "expirationYear", "cvv")
 
 
-class CardSerializer(MethodOptionsPresence, StrictSerializer):
+class CardSerializer(OnlyWithItsMethod, StrictSerializer):
     """Either a token from an earlier charge or the card data; `installments` with both."""
 
     method = PaymentMethod.CREDIT_CARD
@@ -166,14 +166,14 @@ class CardSerializer(MethodOptionsPresence, StrictSerializer):
             errors: dict = {}
         except ValidationError as exc:
             fields, errors = {}, dict(exc.detail)
-        result = self.combine(data, fields, errors, self.context)
+        card = self._card(data, fields, errors)
         if errors:
             raise ValidationError(_in_field_order(errors, self.fields))
-        return result
+        return card
 
-    def combine(self, data: Mapping, fields: dict, errors: dict, context: Mapping) -> dict:
-        """The rules across the card's fields (serializer and fast path alike): adds to `errors`, or returns the
-        card. `fields` holds the fields that passed their own checks (the same values as in `data`, untrimmed)."""
+    def _card(self, data: Mapping, fields: dict, errors: dict) -> dict:
+        """The rules across the card's fields, checked whatever else is wrong: adds to `errors`, or returns the card.
+        `fields` holds the fields that passed their own checks (the same values as in `data`, untrimmed)."""
         valid = {name for name in self.fields if name in data and name not in errors}
         installments = data["installments"] if "installments" in valid else 1
         card_token = brand = None
@@ -183,8 +183,8 @@ class CardSerializer(MethodOptionsPresence, StrictSerializer):
                     "Send either a token or the card data (holderName, number, expirationMonth, expirationYear, "
                     "cvv), not both.", code="token_with_card_data")]
             elif "token" in valid:
-                card_token = CardToken.objects.filter(token=data["token"], merchant=context["merchant"],
-                                                      livemode=context["livemode"]).first()
+                card_token = CardToken.objects.filter(token=data["token"], merchant=self.context["merchant"],
+                                                      livemode=self.context["livemode"]).first()
                 if card_token is None:  # another merchant's or mode's token looks exactly like a made-up one
                     errors["token"] = [ErrorDetail("No card token of this account and mode has this value.",
                                                    code="invalid_token")]
@@ -197,7 +197,7 @@ class CardSerializer(MethodOptionsPresence, StrictSerializer):
                 message = "Must be 4 digits for American Express." if brand == "amex" else "Must be 3 digits."
                 errors["cvv"] = [ErrorDetail(message, code="invalid_cvv")]
             if {"expirationMonth", "expirationYear"} <= valid and not cards.expiry_valid(
-                    data["expirationMonth"], data["expirationYear"], today=context["today"]):
+                    data["expirationMonth"], data["expirationYear"], today=self.context["today"]):
                 errors["expirationMonth"] = [ErrorDetail("The card has expired.", code="expired_card")]
         if errors:
             return {}
@@ -214,7 +214,7 @@ def _in_field_order(errors: dict, fields: Mapping) -> dict:
     return dict(sorted(errors.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
 
 
-class _PixSerializer(MethodOptionsPresence, StrictSerializer):
+class _PixSerializer(OnlyWithItsMethod, StrictSerializer):
     method = PaymentMethod.PIX
     doc_name = "PixOptions"
 
@@ -222,7 +222,7 @@ class _PixSerializer(MethodOptionsPresence, StrictSerializer):
                                    help_text="Seconds.")
 
 
-class _BoletoSerializer(MethodOptionsPresence, StrictSerializer):
+class _BoletoSerializer(OnlyWithItsMethod, StrictSerializer):
     method = PaymentMethod.BOLETO
     doc_name = "BoletoOptions"
 
@@ -255,32 +255,11 @@ def payin_request_validate(data: Any, *, merchant: Merchant, livemode: bool, tod
     `{"token": CardToken, "installments"}` or the card data with its `brand`; `pix_expires_in` is set for PIX only
     and `boleto_due_date` for BOLETO only.
     """
-    result = _fast_validate(data, merchant=merchant, livemode=livemode, today=today)
-    if result is None:
-        result = _validate_with_serializers(data, merchant=merchant, livemode=livemode, today=today)
-    return result
-
-
-def _validate_with_serializers(data: Any, *, merchant: Merchant, livemode: bool, today: date) -> dict:
-    """`payin_request_validate` by the serializers: every body, and every problem reported."""
     try:
         body = PayinRequestSerializer.validated(data, merchant=merchant, livemode=livemode, today=today)
     except ValidationError as exc:
         raise as_domain_error(exc) from exc
     return _result(body, today=today)
-
-
-# The serializers cost ~0.4 ms of CPU per body (DRF deep-copies its fields for every instance); the same fields walked
-# by payments.fast_path cost a few microseconds. It answers only when sure, else the serializers decide and report.
-# tests/payments/payins/test_payin_validation_fast_path.py holds the two to the same results over a corpus of mutated
-# bodies.
-_fast_path = compile_fast_path(PayinRequestSerializer)
-
-
-def _fast_validate(data: Any, *, merchant: Merchant, livemode: bool, today: date) -> dict | None:
-    """What `_validate_with_serializers` returns for a plainly valid body; None for any other body."""
-    body = _fast_path(data, {"merchant": merchant, "livemode": livemode, "today": today}, data)
-    return None if body is NOT_SURE else _result(body, today=today)
 
 
 def _result(body: dict, *, today: date) -> dict:

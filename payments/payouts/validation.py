@@ -15,10 +15,9 @@ value sent.
 - `beneficiaryDocument` takes punctuation and lowercase letters, like `customer.document` of a charge, and is returned
   normalized; an empty string is refused (leave the field out instead).
 
-The serializer costs a tenth of a millisecond of CPU or more a request (DRF deep-copies its fields for every
-instance), so a body that is plainly valid takes the fast path (`_fast_validate`), compiled from the serializer's own
-fields by payments.fast_path: the same rules, the same dict; anything it is not sure of, every invalid body included,
-goes to the serializer, which alone writes the errors.
+PayoutRequestSerializer is the one declaration of the body: it validates every request, and the OpenAPI request
+variants (payments.payouts.schema, by payments.openapi) are derived from its fields. Each field's rules are in its
+class's `to_internal_value`.
 """
 
 from __future__ import annotations
@@ -33,22 +32,21 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from accounts.models import Merchant
-from core.api import NOT_SURE, StrictCharField, StrictIntegerField, StrictSerializer
+from core.api import StrictCharField, StrictIntegerField, StrictSerializer
 from core.errors import as_domain_error, lazy_format
 from core.formats import documents
 from core.schema import Const, Documented
 from payments import policy
-from payments.fast_path import compile_fast_path
 from payments.fields import (
     EMAIL_PATTERN,
     DocumentField,
     ExactCharField,
-    Invalid,
     MetadataField,
     ReferenceIdField,
-    Rule,
     StrictChoiceField,
     WebhookUrlField,
+    problem,
+    request_body,
 )
 from payments.formats import pix_keys
 from payments.formats.pix_keys import EMAIL_MAX_LENGTH, PIX_KEY_TYPES, normalize_pix_key
@@ -101,19 +99,20 @@ def _pix_key_type(body: Mapping) -> str | None:
     return key_type if isinstance(key_type, str) and key_type in PIX_KEY_TYPES else None
 
 
-class _PayoutAmountField(Rule, StrictIntegerField):
+class _PayoutAmountField(StrictIntegerField):
     def documented(self, body: Mapping, required: bool) -> serializers.Field:
         return _PayoutAmountField(
             min_value=1, max_value=settings.PAYOUT_MAX_AMOUNT, required=required,
             help_text="Cents; at most the account's maximum per payout (by default the maximum here), and the day's "
                       "payouts at most its daily maximum.")
 
-    def clean(self, amount: int, context: Mapping, body: Mapping) -> int:
+    def to_internal_value(self, data: Any) -> int:
+        amount = super().to_internal_value(data)
         if amount < 1:
-            raise Invalid(gettext("Must be at least 1 cent."), "amount_too_small")
-        maximum = policy.payout_max_amount(context["merchant"])
+            raise problem(gettext("Must be at least 1 cent."), "amount_too_small")
+        maximum = policy.payout_max_amount(self.context["merchant"])
         if amount > maximum:
-            raise Invalid(gettext("Must be at most %(maximum)s cents, this account's maximum per payout.") % {
+            raise problem(gettext("Must be at most %(maximum)s cents, this account's maximum per payout.") % {
                 "maximum": maximum},
                           "payout_limit_exceeded")
         return amount
@@ -130,7 +129,7 @@ class _PixKeyTypeField(StrictChoiceField):
         return Const(key_type, component=f"{key_type.capitalize()}KeyType")  # CpfKeyType...
 
 
-class _PixKeyField(Rule, ExactCharField):
+class _PixKeyField(ExactCharField):
     """Returns the key's canonical form (the key as sent, untrimmed, is the body's own: see _result)."""
 
     # What JSON Schema can say of each type's keys (check digits aside), with its description.
@@ -154,13 +153,14 @@ class _PixKeyField(Rule, ExactCharField):
             schema = {"type": "string", "maxLength": EMAIL_MAX_LENGTH, "pattern": pattern}
         return Documented(schema, required=required, help_text=help_text)
 
-    def clean(self, key: str, context: Mapping, body: Mapping) -> str:
-        key_type = _pix_key_type(body)
+    def to_internal_value(self, data: Any) -> str:
+        key = super().to_internal_value(data)
+        key_type = _pix_key_type(request_body(self))
         if key_type is None:
             return key  # the body is refused for its pixKeyType
         canonical = normalize_pix_key(key_type, key)
         if canonical is None:
-            raise Invalid(PIX_KEY_MESSAGES[key_type][pix_keys.pix_key_fault(key_type, key)], "invalid_pix_key")
+            raise problem(PIX_KEY_MESSAGES[key_type][pix_keys.pix_key_fault(key_type, key)], "invalid_pix_key")
         return canonical
 
 
@@ -171,13 +171,14 @@ class _BeneficiaryDocumentField(DocumentField):
             return _BeneficiaryDocumentField(required=required, help_text=f"The key's {key_type}, if sent.")
         return _BeneficiaryDocumentField(required=required)
 
-    def clean(self, value: str, context: Mapping, body: Mapping) -> str:
-        document = super().clean(value, context, body)
+    def to_internal_value(self, data: Any) -> str:
+        document = super().to_internal_value(data)
+        body = request_body(self)
         key_type = _pix_key_type(body)
         if key_type in ("CPF", "CNPJ"):
             key = normalize_pix_key(key_type, body.get("pixKey"))
-            if key is not None and key != document:
-                raise Invalid(gettext("Must be the same document as pixKey when pixKeyType is %(type)s.") % {
+            if key is not None and key != document:  # an invalid key is reported on its own
+                raise problem(gettext("Must be the same document as pixKey when pixKeyType is %(type)s.") % {
                     "type": key_type},
                               "beneficiary_mismatch")
         return document
@@ -203,14 +204,6 @@ def payout_request_validate(data: Any, *, merchant: Merchant) -> dict:
     Keys: amount, pix_key (canonical), pix_key_as_sent, pix_key_type, reference_id, beneficiary_name,
     beneficiary_document (normalized), webhook_url, description ("" when absent) and metadata ({} when absent).
     """
-    result = _fast_validate(data, merchant=merchant)
-    if result is None:
-        result = _validate_with_serializer(data, merchant=merchant)
-    return result
-
-
-def _validate_with_serializer(data: Any, *, merchant: Merchant) -> dict:
-    """payout_request_validate by PayoutRequestSerializer: any body, every problem reported."""
     try:
         body = PayoutRequestSerializer.validated(data, merchant=merchant)
     except ValidationError as exc:
@@ -233,13 +226,3 @@ def _result(body: dict, data: dict) -> dict:
         "description": body.get("description", ""),
         "metadata": body.get("metadata", {}),
     }
-
-
-# tests/payments/payouts/test_payout_validation_fast_path.py compares both paths over a corpus of bodies.
-_fast_path = compile_fast_path(PayoutRequestSerializer)
-
-
-def _fast_validate(data: Any, *, merchant: Merchant) -> dict | None:
-    """What _validate_with_serializer returns for `data` when it is plainly valid; else None ("ask the serializer")."""
-    body = _fast_path(data, {"merchant": merchant}, data)
-    return None if body is NOT_SURE else _result(body, data)

@@ -1,5 +1,5 @@
 """Per-merchant policy (payments.policy): one reader of every limit, fee and settlement period, where an override of
-0 is a value and only None means the default. The API, the validator's fast path and the dashboard agree on it."""
+0 is a value and only None means the default. The API and the dashboard agree on it."""
 
 from __future__ import annotations
 

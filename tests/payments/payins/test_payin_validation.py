@@ -2,14 +2,17 @@
 
 import copy
 import json
+from collections.abc import Iterator
 from datetime import date, timedelta
 
 import pytest
 from django.utils import translation
+from rest_framework import serializers
 
 from core.errors import DomainError, as_domain_error, error_body
+from payments.fields import METADATA_KEY_MAX_LENGTH, METADATA_VALUE_MAX_LENGTH
 from payments.models import CardToken
-from payments.payins.validation import payin_request_validate
+from payments.payins.validation import BOLETO_DUE_DAYS_MAX, MIN_AMOUNT, PayinRequestSerializer, payin_request_validate
 from tests.factories import MerchantFactory
 
 TODAY = date(2026, 11, 20)
@@ -152,6 +155,85 @@ def test_live_card_accepted_in_live_mode(merchant):
 
     assert result["card"]["number"] == "4242424242424242"
     assert result["card"]["brand"] == "visa"
+
+
+def test_padded_values_are_trimmed_and_normalized(merchant):
+    body = payin_body("PIX", {
+        "payerIp": "::ffff:203.0.113.9", "description": "   ", "metadata": {"é": "１２３", "k": ""},
+        "customer": {"name": "  Ana Souza  ", "document": " 12.abc.345/01de-35 ", "email": " ANA@Example.com ",
+                     "phone": " 11987654321 ",
+                     "address": {"street": " Av. Paulista ", "number": " 1000 ", "complement": "  ",
+                                 "zipCode": " 01310.100 ", "city": " São Paulo ", "state": " rj "}},
+        "items": [{"title": "  Caneca  ", "quantity": 2, "unitPrice": 2500, "description": "  Azul  "}],
+    })
+
+    result = validate(body, merchant)
+
+    assert result == {
+        "payment_method": "PIX", "amount": 5000, "reference_id": "order-1", "payer_ip": "::ffff:cb00:7109",
+        "is_physical_product": False, "webhook_url": "", "description": "", "metadata": {"é": "１２３", "k": ""},
+        "customer": {"name": "Ana Souza", "document": "12ABC34501DE35", "email": "ANA@Example.com",
+                     "phone": "11987654321",
+                     "address": {"street": "Av. Paulista", "number": "1000", "complement": "", "zipCode": "01310100",
+                                 "city": "São Paulo", "state": "RJ"}},
+        "items": [{"title": "Caneca", "quantity": 2, "unitPrice": 2500, "description": "Azul"}],
+        "card": None, "pix_expires_in": 3600, "boleto_due_date": None, "boleto_instructions": "",
+    }
+
+
+SHAPES = {  # name: (method, changes, what the result holds)
+    "pix with every option": ("PIX", {
+        "amount": 12_345, "description": "Pedido 1", "metadata": {"order": "1", "canal": "loja"},
+        "pix": {"expiresIn": 600}, "customer.document": "11.222.333/0001-81", "customer.phone": "+55 (11) 98765-4321",
+        "items": [*ITEMS, {"title": "Brinde", "quantity": 1, "unitPrice": 0, "description": "Azul"},
+                  {"title": "Frete", "quantity": 1, "unitPrice": 1500, "description": ""}],
+    }, {"amount": 12_345, "pix_expires_in": 600, "metadata": {"order": "1", "canal": "loja"},
+        "customer": {**CUSTOMER, "document": "11222333000181", "phone": "5511987654321", "address": None},
+        "items": [*ITEMS, {"title": "Brinde", "quantity": 1, "unitPrice": 0, "description": "Azul"},
+                  {"title": "Frete", "quantity": 1, "unitPrice": 1500, "description": ""}]}),
+    "pix for a physical product": ("PIX", {
+        "isPhysicalProduct": True, "customer.phone": "(11) 3333-4444",
+        "customer.address": {**ADDRESS, "complement": "Apto 5"},
+    }, {"is_physical_product": True,
+        "customer": {**CUSTOMER, "phone": "1133334444",
+                     "address": {**ADDRESS, "complement": "Apto 5", "zipCode": "01310100"}}}),
+    "pix at the limits": ("PIX", {
+        "amount": 100, "referenceId": "ORD.2026:11_20-1" + "x" * 48, "description": "x" * 140, "pix": {},
+        "items": [{"title": "x" * 256, "quantity": 1, "unitPrice": 0, "description": "d" * 500}] * 3,
+    }, {"amount": 100, "reference_id": "ORD.2026:11_20-1" + "x" * 48, "description": "x" * 140,
+        "pix_expires_in": 3600}),
+    "boleto due today": ("BOLETO", {"boleto": {"dueDate": TODAY.isoformat()}}, {"boleto_due_date": TODAY}),
+    "boleto with blank instructions": ("BOLETO", {"boleto": {"instructions": " "}}, {
+        "boleto_due_date": TODAY + timedelta(days=3), "boleto_instructions": ""}),
+    "card with a padded holder name": ("CREDIT_CARD", {"card.holderName": "  ANA SOUZA "}, {
+        "card": {**CARD, "brand": "visa", "installments": 1}}),
+    "elo card for a physical product": ("CREDIT_CARD", {
+        "isPhysicalProduct": True, "customer.phone": "11987654321", "customer.address": dict(ADDRESS),
+        "card.number": "6362970000457013", "card.installments": 1,
+    }, {"card": {**CARD, "number": "6362970000457013", "brand": "elo", "installments": 1}}),
+}
+
+
+def _containers(value) -> set[int]:
+    """The ids of every dict and list in `value`."""
+    if isinstance(value, dict):
+        return {id(value)}.union(*(_containers(child) for child in value.values()))
+    if isinstance(value, list):
+        return {id(value)}.union(*(_containers(child) for child in value))
+    return set()
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_bodies_of_every_shape_are_accepted_and_left_as_sent(merchant, name):
+    method, changes, expected = SHAPES[name]
+    body = payin_body(method, changes)
+    sent = copy.deepcopy(body)
+
+    result = validate(body, merchant)
+
+    assert {key: result[key] for key in expected} == expected
+    assert body == sent
+    assert not _containers(result) & _containers(body)  # the stored customer and items are the result's own
 
 
 # --- Shape: required, types, unknown fields --------------------------------------------------------------------------
@@ -704,3 +786,132 @@ def test_a_state_is_upper_cased_in_ascii_only(api):
     response = api.post("/payin", body, format="json")
     assert response.status_code == 400, response.content
     assert [d["param"] for d in response.json()["error"]["details"]] == ["customer.address.state"]
+
+
+# --- Awkward values: an answer, never a crash ------------------------------------------------------------------------
+def _field_bounds() -> tuple[set[int], set[int]]:
+    """The lengths and numbers where the serializers' rules turn, read from their fields, with one either side."""
+    lengths = {METADATA_KEY_MAX_LENGTH, METADATA_VALUE_MAX_LENGTH}
+    numbers = {*MIN_AMOUNT.values(), 10_000_000}
+
+    def walk(fields: dict) -> None:
+        for field in fields.values():
+            if isinstance(field, serializers.ListSerializer):
+                walk(field.child.fields)
+            elif isinstance(field, serializers.Serializer):
+                walk(field.fields)
+            elif isinstance(field, serializers.CharField):
+                lengths.update(bound for bound in (field.min_length, field.max_length) if bound is not None)
+            elif isinstance(field, serializers.IntegerField):
+                numbers.update(bound for bound in (field.min_value, field.max_value) if bound is not None)
+
+    walk(PayinRequestSerializer().fields)
+    return ({n + d for n in lengths for d in (-1, 0, 1) if n + d >= 0},
+            {n + d for n in numbers for d in (-1, 0, 1)})
+
+
+LENGTHS, NUMBERS = _field_bounds()
+EMAILS_AROUND_THE_MAXIMUM = [f"{'a' * 64}@{'b' * 63}.{'c' * 63}.{'d' * n}.com" for n in (56, 57, 58)]  # 253 to 255
+NESTED: dict = {}
+for depth in range(50):
+    NESTED = {"a": NESTED, "b": [depth]}
+AWKWARD = [
+    None, "", " ", "  x  ", "\t\n", "\u3000", 0, -1, 1, 1.5, 100.0, -0.0, float("nan"), float("inf"), "100", "0",
+    True, False, [], {}, [1], {"a": 1}, [{}], [[]], "x" * 10_000, "\x00", "a\x00b", "é", "ſp", "１２３", "٣",
+    "\ud800", "a\udfffb", "\u212a@example.com", 2**63 - 1, 2**63, -(2**63), 10**30, NESTED,
+    {f"k{i}": "v" for i in range(1_000)}, list(range(1_000)),
+]
+TEXTS = [  # for the fields that hold a string: values each valid for some field, and lengths at the bounds
+    "PIX", "BOLETO", "CREDIT_CARD", "pix", "sp", " SP ", "XX", "01310100", "01310-100", "0131O100", "01310 100",
+    "+55 (11) 98765-4321", "11.98765.4321", "119876543", "529.982.247-25", "12.ABC.345/01DE-35", "11222333000181",
+    "52998224726", "ana@example.com", "ana@localhost", "ana@[127.0.0.1]", "ana@exa_mple.com", "ana@example.com\n",
+    "203.0.113.9", "203.0.113.9 ", "01.2.3.4", "256.1.1.1", "0.0.0.0", "::1", "2001:DB8::1", "fe80::1%eth0",
+    "fe80::1%\x00", "https://hooks.example.com/x", "ctok_test_1", "order 1", "a" * 64, "a" * 65,
+    *((TODAY + timedelta(days=days)).isoformat() for days in (-1, 0, BOLETO_DUE_DAYS_MAX, BOLETO_DUE_DAYS_MAX + 1)),
+    "2026-02-30", "2026-12-1", "20261201", "2026-12-01T00:00:00",
+    "１２", "01", "1", "12", "13", "00", "26", "25", "2026", "2025", "2030", "202",
+    "123", "1234", "12345", "4111111111111111", "378282246310005", "4242424242424242", "5105105105105100",
+    "4111111111111112", "4111 1111 1111 1111", "6362970000457013", "9000000000000001",
+    *EMAILS_AROUND_THE_MAXIMUM, *(f"  {email}  " for email in EMAILS_AROUND_THE_MAXIMUM),
+    *("x" * n for n in sorted(LENGTHS)),
+    *(f"  {'x' * n}  " for n in sorted(LENGTHS)),
+]
+OPTIONAL = {  # the fields a body may add, by where they go: value to add
+    "": {"card": CARD, "pix": {"expiresIn": 60}, "boleto": {}, "webhookUrl": "https://hooks.example.com/x",
+         "description": "x", "metadata": {"k": "v"}},
+    "customer": {"phone": "11987654321", "address": ADDRESS},
+    "customer.address": {"complement": "Apto 5"},
+    "items.*": {"description": "Azul"},
+    "card": {"token": "ctok_test_1", "installments": 2},
+    "pix": {"expiresIn": 60},
+    "boleto": {"dueDate": "2026-12-01", "instructions": "x"},
+    "metadata": {"k" * METADATA_KEY_MAX_LENGTH: "v", "k" * (METADATA_KEY_MAX_LENGTH + 1): "v", "": "v", "\x00": "v"},
+}
+
+
+def _containers_at(value: dict | list, path: tuple = ()) -> Iterator[tuple[tuple, dict | list]]:
+    yield path, value
+    for key, child in value.items() if isinstance(value, dict) else enumerate(value):
+        if isinstance(child, dict | list):
+            yield from _containers_at(child, (*path, key))
+
+
+def _changed(body: dict, path: tuple, change) -> dict:
+    """A copy of `body` with `change` applied to the container at `path`."""
+    body = copy.deepcopy(body)
+    container = body
+    for key in path:
+        container = container[key]
+    change(container)
+    return body
+
+
+def _set(key, value):
+    def change(container):
+        container[key] = value
+    return change
+
+
+def mutations(body: dict) -> Iterator[dict]:
+    """`body` with each field removed, replaced, and joined by unknown and optional fields, at every level."""
+    for path, container in list(_containers_at(body)):
+        for key in list(container) if isinstance(container, dict) else range(len(container)):
+            yield _changed(body, path, lambda c, key=key: c.pop(key))
+            original = container[key]
+            for value in [*AWKWARD, *(TEXTS if type(original) is str else NUMBERS if type(original) is int else [])]:
+                yield _changed(body, path, _set(key, value))
+        if isinstance(container, dict):
+            yield _changed(body, path, _set("unknownField", "x"))  # in metadata, a 21st key
+            where = ".".join("*" if isinstance(key, int) else key for key in path)
+            for name, value in OPTIONAL.get(where, {}).items():
+                if name not in container:
+                    yield _changed(body, path, _set(name, copy.deepcopy(value)))
+        else:
+            for count in (1, 99, 100):
+                yield _changed(body, path, lambda c, count=count: c.extend([copy.deepcopy(c[0])] * count))
+
+
+@pytest.mark.parametrize("base", [
+    payin_body("PIX", SHAPES["pix with every option"][1]),
+    payin_body("BOLETO", {"isPhysicalProduct": True, "webhookUrl": "https://hooks.example.com/payin",
+                          "boleto": {"dueDate": "2026-12-01", "instructions": "x"}}),
+    payin_body("CREDIT_CARD", {"card.installments": 2}),
+], ids=["PIX", "BOLETO", "CREDIT_CARD"])
+def test_every_mutation_gets_a_result_or_a_400_and_is_left_as_sent(merchant, base):
+    """Each field removed, of another JSON type, blank, padded, at and past its bounds, NUL, surrogates, full-width
+    digits, huge or nested; unknown and optional fields added, at every level: never an unexpected exception."""
+    card_token(merchant)
+    bodies = list(mutations(base))
+    accepted = 0
+
+    for body in bodies:
+        sent = copy.deepcopy(body)
+        try:
+            validate(body, merchant)
+            accepted += 1
+        except DomainError as exc:
+            assert exc.status_code == 400 and exc.details, body
+        assert body == sent
+
+    assert len(bodies) > 1_000
+    assert accepted > 0  # the valid ones among them (a blank description, a 100th item...)

@@ -1,8 +1,14 @@
 """The body of POST /payout (SPEC §4.1): each rule, every problem at once, and no Pix key echoed in a message."""
 
+import copy
+from collections import OrderedDict
+
 import pytest
+from django.utils import translation
 
 from core.errors import DomainError, as_domain_error, error_body
+from payments.formats import documents
+from payments.formats.pix_keys import PIX_KEY_TYPES
 from payments.payouts.validation import payout_request_validate
 
 MISSING = object()
@@ -90,6 +96,13 @@ def expected_output(**changes) -> dict:
 
 
 @pytest.fixture(autouse=True)
+def english():
+    """The messages as the API gives them (in English, core.middleware), whichever test ran before in the thread."""
+    with translation.override("en"):
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _public_dns_and_limits(settings, public_webhook_targets):
     settings.PAYOUT_MAX_AMOUNT = 5_000_000
 
@@ -131,6 +144,47 @@ def test_full_body_normalized(merchant):
         "webhook_url": "https://hooks.example.com/payout?x=1", "description": "Saque semanal",
         "metadata": {"batch": "7"},
     }
+
+
+# A valid CNPJ with "SS" in it: "ß".upper() is "SS", but documents are upper-cased in ASCII only.
+CNPJ_SS = "12ABSS3450DE" + documents.cnpj_check_digits("12ABSS3450DE")
+EMAIL_77 = "a" * 20 + "@" + "b" * 52 + ".com"
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"pixKeyType": "EVP", "pixKey": "5F0C1A9E-3B7D-4C2E-9A41-7D2B6E8F0C13", "amount": 5_000_000},
+     {"pix_key": "5f0c1a9e-3b7d-4c2e-9a41-7d2b6e8f0c13", "pix_key_as_sent": "5F0C1A9E-3B7D-4C2E-9A41-7D2B6E8F0C13",
+      "pix_key_type": "EVP", "amount": 5_000_000}),
+    ({"pixKeyType": "CNPJ", "pixKey": CNPJ_SS, "beneficiaryDocument": "12abss3450de" + CNPJ_SS[-2:]},
+     {"pix_key": CNPJ_SS, "pix_key_as_sent": CNPJ_SS, "pix_key_type": "CNPJ", "beneficiary_document": CNPJ_SS}),
+    ({"pixKeyType": "EMAIL", "pixKey": EMAIL_77, "beneficiaryDocument": "111.444.777-35"},
+     {"pix_key": EMAIL_77, "pix_key_as_sent": EMAIL_77, "pix_key_type": "EMAIL",
+      "beneficiary_document": "11144477735"}),
+    ({"pixKeyType": "PHONE", "pixKey": "552133334444", "beneficiaryDocument": "11.222.333/0001-81",
+      "beneficiaryName": "  Ana  "},
+     {"pix_key": "+552133334444", "pix_key_as_sent": "552133334444", "pix_key_type": "PHONE",
+      "beneficiary_document": "11222333000181", "beneficiary_name": "Ana"}),
+    ({"description": " \t ", "metadata": {}, "beneficiaryName": ""}, {}),
+    ({"description": "  Saque  ", "metadata": {"a": "1", "b": ""}}, {"description": "Saque",
+                                                                     "metadata": {"a": "1", "b": ""}}),
+])
+def test_bodies_of_every_shape_are_accepted_and_left_as_sent(merchant, changes, expected):
+    body = payout_body(changes)
+    sent = copy.deepcopy(body)
+
+    result = validate(body, merchant)
+
+    assert result == expected_output(**expected)
+    assert body == sent
+
+
+def test_a_beneficiary_document_with_letters_no_document_has_is_refused(merchant):
+    """str.upper() would fold "ß" into "SS"; a document only ever has ASCII letters and digits."""
+    body = payout_body({"pixKeyType": "EMAIL", "pixKey": "ana@example.com",
+                        "beneficiaryDocument": "12abß3450de" + CNPJ_SS[-2:]})
+
+    assert [(d["param"], d["code"]) for d in details_of(body, merchant)] == [
+        ("beneficiaryDocument", "invalid_document")]
 
 
 # --- Shape: required, types, unknown fields --------------------------------------------------------------------------
@@ -231,6 +285,20 @@ def test_amount_maximum_is_the_merchants_own_or_the_default(merchant, merchant_m
         "payout_limit_exceeded", "The payout exceeds the merchant's limit", "amount")
     assert error["details"] == [detail("amount", "payout_limit_exceeded",
                                        f"Must be at most {maximum} cents, this account's maximum per payout.")]
+
+
+@pytest.mark.parametrize(("merchant_max", "amount", "code"), [
+    (0, 1, "payout_limit_exceeded"),  # 0 is a maximum, not "the default"
+    (None, 2**63, "payout_limit_exceeded"),  # past a BIGINT
+    (2**63 - 1, 2**63, "payout_limit_exceeded"),
+    (None, -(2**63), "amount_too_small"),
+    (None, 10**5000, "invalid"),  # too long to be read as a number
+], ids=["zero-maximum", "bigint-default-maximum", "bigint-bigint-maximum", "negative-bigint", "5001-digits"])
+def test_amount_at_the_extremes(merchant, merchant_max, amount, code):
+    merchant.payout_max_amount = merchant_max
+
+    assert [(d["param"], d["code"]) for d in details_of(payout_body({"amount": amount}), merchant)] == [
+        ("amount", code)]
 
 
 def test_amount_maximum_follows_the_setting(merchant, settings):
@@ -480,3 +548,82 @@ def test_every_problem_is_reported_at_once(merchant):
         detail("metadata", "invalid_metadata", "Must be a JSON object."),
         detail("currency", "unknown_field", "Unknown field 'currency'."),
     ]
+
+
+# --- Awkward values: an answer, never a crash ------------------------------------------------------------------------
+EVP = "5f0c1a9e-3b7d-4c2e-9a41-7d2b6e8f0c13"
+NASTY = [
+    None, "", " ", "  x  ", 0, -1, 1.5, "100", True, False, [], {}, "a" * 10_000, "\x00", "é", "１２３", "\ud800",
+    2**63, 5000.0, "x\x00", "\t\n", "\u00a0x\u3000",
+]
+VARIANTS = {
+    "amount": [1, 2, 1000, 1001, 4_999_999, 5_000_000, 5_000_001, 2**63 - 1, -(2**63), 10**5000, "5000", "1.0"],
+    "pixKeyType": [*PIX_KEY_TYPES, "evp", "Cpf", " CPF", "CPF ", "RANDOM"],
+    "pixKey": [
+        "52998224725", "529.982.247-25", "52998224726", "11111111111", "５２９９８２２４７２５",
+        "11222333000181", "12ABC34501DE35", "12abc34501de35", "11.222.333/0001-81", "12ABC34501DE36", CNPJ_SS,
+        "Ana@Example.com", "ANA@EXAMPLE.COM", "ana@example.com", EMAIL_77, "c" + EMAIL_77, "ana@localhost",
+        "ana@[127.0.0.1]", "ana..souza@example.com", "ána@example.com", " ana@example.com", "ana@example.com\n",
+        "+5511987654321", "5511987654321", "11987654321", "+55 11 98765-4321", "+5511887654321", "+5501987654321",
+        "+551133334444", "551133334444",
+        EVP, EVP.upper(), EVP.replace("-", ""), "{" + EVP + "}", EVP + "\n", " " + EVP,
+    ],
+    "referenceId": ["a" * 64, "a" * 65, "ref 1", "ref\n", "saque-ção", "A-z_0.9:x"],
+    "beneficiaryName": ["Ana", "x" * 120, "x" * 121, " " + "x" * 120 + " ", "Ana\ud800", "\u2003"],
+    "beneficiaryDocument": [
+        "52998224725", "529.982.247-25", " 52998224725 ", "52998224726", "11144477735", "11222333000181",
+        "11.222.333/0001-81", "12ABC34501DE35", "12.abc.345/01de-35", CNPJ_SS, "12abß3450de" + CNPJ_SS[-2:],
+        ". - /", "529 982 247 25",
+    ],
+    "description": ["Saque", "x" * 140, "x" * 141, "  " + "x" * 140 + "  ", "Saque\ud800"],
+    "metadata": [
+        {"k": "v"}, {f"k{i}": "v" for i in range(20)}, {f"k{i}": "v" for i in range(21)}, {"k" * 40: "v"},
+        {"k" * 41: "v"}, {"": "v"}, {"k": "v" * 500}, {"k": "v" * 501}, {"k": 1}, {"k": None}, {"k\x00": "v"},
+        {"k": "\ud800"}, {1: "v"}, {"k": {"n": "v"}}, {"k": ["v"]}, OrderedDict(k="v"), "k=v",
+    ],
+    "webhookUrl": ["https://hooks.example.com/payout", "http://hooks.example.com/payout", "https://10.0.0.1/"],
+}
+UNKNOWN_FIELDS = [("currency", "BRL"), ("Amount", 1), ("pixkey", EVP), ("", "x")]
+
+
+class _Str(str):
+    pass
+
+
+def mutations(base: dict) -> list:
+    """Every field removed, then set to each hostile value and each near miss; an unknown field; odd containers."""
+    bodies: list = []
+    for name, variants in VARIANTS.items():
+        for value in [MISSING, *NASTY, *variants]:
+            mutated = {key: item for key, item in base.items() if key != name}
+            if value is not MISSING:
+                mutated[name] = value
+            bodies.append(mutated)
+    bodies += [{**base, name: value} for name, value in UNKNOWN_FIELDS]
+    bodies += [OrderedDict(base), {key: _Str(item) if isinstance(item, str) else item for key, item in base.items()},
+               [base], None, ""]
+    return bodies
+
+
+@pytest.mark.parametrize("base", [
+    payout_body({"pixKeyType": "CPF", "beneficiaryName": "Ana Souza", "beneficiaryDocument": "529.982.247-25"}),
+    payout_body({"pixKeyType": "CNPJ", "pixKey": "12ABC34501DE35", "beneficiaryDocument": "12.abc.345/01de-35",
+                 "metadata": {"batch": "7"}}),
+    payout_body({"pixKeyType": "EMAIL", "pixKey": "Ana.Souza@Example.com", "description": "  Saque  "}),
+    payout_body({"pixKeyType": "PHONE", "pixKey": "+5511987654321", "beneficiaryName": "  Ana  "}),
+    payout_body({"pixKeyType": "EVP", "pixKey": EVP, "webhookUrl": "https://hooks.example.com/payout"}),
+], ids=["CPF", "CNPJ", "EMAIL", "PHONE", "EVP"])
+def test_every_mutation_gets_a_result_or_a_400_and_is_left_as_sent(merchant, base):
+    bodies = mutations(base)
+    accepted = 0
+
+    for body in bodies:
+        sent = copy.deepcopy(body)
+        try:
+            validate(body, merchant)
+            accepted += 1
+        except DomainError as exc:
+            assert exc.status_code == 400 and exc.details, body
+        assert body == sent
+
+    assert accepted >= 20  # the valid ones among them
