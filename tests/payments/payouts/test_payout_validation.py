@@ -7,7 +7,7 @@ import pytest
 from django.utils import translation
 
 from core.errors import DomainError, as_domain_error, error_body
-from payments.formats import documents
+from core.formats import documents
 from payments.formats.pix_keys import PIX_KEY_TYPES
 from payments.payouts.validation import payout_request_validate
 
