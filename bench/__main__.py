@@ -127,6 +127,10 @@ def start_service(side: Side, stack: ExitStack) -> None:
     print(f"setting up {side.name} ({side.root}): database, migrate, merchant, gunicorn", flush=True)
     server.recreate_database(side.env["DATABASE_URL"])
     server.manage(side.env, "migrate", "--noinput", "-v", "0", cwd=side.root)
+    try:  # the translations, as `make setup` compiles them (a fresh worktree has none): both trees alike
+        server.manage(side.env, "compilemessages", "--ignore=.venv", "-v", "0", cwd=side.root)
+    except HarnessError as error:
+        print(f"  (no compiled translations: {str(error).splitlines()[0]})", flush=True)
     side.pair = server.merchant_create(side.env, side.root, "bench@example.com")
     start_gunicorn(side, stack)
     api = ApiClient(side.gunicorn.port, side.pair)
