@@ -103,7 +103,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.seconds = args.seconds or (2.0 if args.quick else 5.0)
     args.warmup = 1.0 if args.quick else 2.0
-    args.webhook_events = 400 if args.quick else 2000
+    args.webhook_events = 200 if args.quick else 1500
     if not (args.cache_url or "").startswith("redis") or not (args.broker_url or "").startswith("redis"):
         parser.error("CACHE_URL and CELERY_BROKER_URL (or --cache-url, --broker-url) must name two spare Redis "
                      "databases: the bench empties them")
@@ -254,11 +254,8 @@ def measure(sides: list[Side], args: argparse.Namespace, idle: Callable[[], None
                 if side.gunicorn.process.poll() is not None:
                     raise HarnessError(f"gunicorn of {side.name} died:\n{side.gunicorn.log_tail()}")
         for side in served[number % len(served):] + served[:number % len(served)]:
-            # About `webhook_events` charges at the PIX rate just measured (1 to 15 s of them).
-            pix = side.parts[PIX][-1]
-            seconds = min(max(args.webhook_events * pix["seconds"] / max(len(pix["latencies_us"]), 1), 1.0), 15.0)
             part = deliveries.measure(root=side.root, env=side.env, port=side.gunicorn.port,
-                                      authorization=side.pair.basic, body=pix_body, seconds=seconds,
+                                      authorization=side.pair.basic, body=pix_body, events=args.webhook_events,
                                       log_path=RESULTS / f"worker-{side.name.split()[0]}.log")
             side.parts.setdefault(WEBHOOKS, []).append(part)
             rate = f"{part['rate']:,.1f}/s" if part["rate"] else "no rate"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from bench.load import Request, drive
 
 QUIET_SECONDS = 2.0  # no arrival for this long after the last one: the worker has drained what there was
 DRAIN_DEADLINE = 90.0
+GENERATE_SECONDS = 20.0  # at most, making the charges
 
 
 class Receiver:
@@ -68,15 +70,19 @@ def sustained_rate(arrivals: list[float]) -> float | None:
     return (high - low) / (times[high] - times[low]) if times[high] > times[low] else None
 
 
-def measure(*, root: Path, env: dict[str, str], port: int, authorization: str, body, seconds: float,
+def measure(*, root: Path, env: dict[str, str], port: int, authorization: str, body, events: int,
             log_path: Path) -> dict:
-    """Charges with a webhookUrl for `seconds`, then one worker of the tree at `root` drains their deliveries."""
+    """About `events` charges with a webhookUrl, then one worker of the tree at `root` drains their deliveries."""
     server.flush_redis(env["CELERY_BROKER_URL"])  # payouts' dispatch messages and earlier leftovers: not this figure
     receiver = Receiver()
     worker = None
     try:
-        made = drive(port, Request("POST", "/payin", lambda: {**body(), "webhookUrl": receiver.url}, expect=201),
-                     authorization=authorization, seconds=seconds, warmup=0)
+        request = Request("POST", "/payin", lambda: {**body(), "webhookUrl": receiver.url}, expect=201)
+        made, errors, started = 0, Counter(), time.monotonic()
+        while made < events and time.monotonic() - started < GENERATE_SECONDS:
+            part = drive(port, request, authorization=authorization, seconds=2.0, warmup=0)
+            made += len(part["latencies_us"])
+            errors.update(part["errors"])
         receiver.start()
         worker = server.spawn([str(server.PYTHON), "-m", "celery", "-A", "config", "worker", "--loglevel", "WARNING"],
                               env, log_path, cwd=root)
@@ -94,4 +100,4 @@ def measure(*, root: Path, env: dict[str, str], port: int, authorization: str, b
     finally:
         server.stop(worker, grace=10)
         receiver.close()
-    return {"delivered": len(arrivals), "rate": sustained_rate(arrivals), "errors": made["errors"]}
+    return {"delivered": len(arrivals), "rate": sustained_rate(arrivals), "errors": dict(errors)}
