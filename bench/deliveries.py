@@ -19,7 +19,7 @@ from bench.load import Request, drive
 
 QUIET_SECONDS = 2.0  # no arrival for this long after the last one: the worker has drained what there was
 DRAIN_DEADLINE = 90.0
-GENERATE_SECONDS = 20.0  # at most, making the charges
+GENERATE_SECONDS = 15.0  # at most, making the charges
 
 
 class Receiver:
