@@ -265,11 +265,6 @@ def measure(sides: list[Side], args: argparse.Namespace, idle: Callable[[], None
 
 
 # --- Figures and the table -------------------------------------------------------------------------------------------
-def percentile(values: list[float], share: float) -> float | None:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else None
-
-
 def summary(parts: list[dict] | None, figure: str) -> dict | None:
     """One side's figure over its rounds: req/s pooled over every window (deliveries/s: the median round), p99."""
     if not parts:
@@ -278,8 +273,8 @@ def summary(parts: list[dict] | None, figure: str) -> dict | None:
         rates = [part["rate"] for part in parts if part["rate"]]
         return {"value": statistics.median(rates) if rates else None, "by_round": [part["rate"] for part in parts],
                 "errors": sum(part["rate"] is None for part in parts)}
-    latencies = [value for part in parts for value in part["latencies_us"]]
-    p99 = percentile(latencies, 0.99)
+    latencies = sorted(value for part in parts for value in part["latencies_us"])
+    p99 = latencies[round(0.99 * (len(latencies) - 1))] if latencies else None
     return {"value": len(latencies) / sum(part["seconds"] for part in parts),
             "by_round": [len(part["latencies_us"]) / part["seconds"] for part in parts],
             "p99_ms": p99 / 1000 if p99 is not None else None,
