@@ -50,7 +50,7 @@ lint: $(STAMP)
 	$(LOCAL) $(BIN)/python manage.py makemigrations --check --dry-run
 
 bench: $(STAMP)
-	$(BIN)/python bench/run.py $(BENCH_ARGS)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .local staticfiles

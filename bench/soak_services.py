@@ -10,7 +10,6 @@ import http.client
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import time
@@ -28,7 +27,7 @@ def soak_env(*, database: str, redis_port: int) -> dict[str, str]:
     """The environment of every process of the soak (web, worker, beat, manage.py and the soak itself): production
     backends on the soak's own database and Redis, one SECRET_KEY for all of them (API key digests, signing-secret
     encryption), and the timings shortened so that minutes of production behaviour fit in the run."""
-    env = server.service_env(database)
+    env = server.service_env(server.database_url(database))
     env.update({
         "CACHE_URL": f"redis://{HOST}:{redis_port}/{CACHE_DB}",
         "CELERY_BROKER_URL": f"redis://{HOST}:{redis_port}/{BROKER_DB}",
@@ -53,24 +52,7 @@ def soak_env(*, database: str, redis_port: int) -> dict[str, str]:
     return env
 
 
-def spawn(command: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen:
-    with log_path.open("ab") as log:
-        return subprocess.Popen(command, cwd=server.ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=server._stop_with_parent)
-
-
-def stop(process: subprocess.Popen | None, *, grace: float = 10.0) -> None:
-    """SIGTERM the process group, then SIGKILL it if it has not ended within `grace` seconds."""
-    if process is None or process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=grace)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
-    if process.poll() is None:
-        server.kill_group(process)
+spawn, stop = server.spawn, server.stop  # in a session of its own; SIGTERM, then SIGKILL after `grace` s
 
 
 class RedisServer:
