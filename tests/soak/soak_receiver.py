@@ -1,6 +1,6 @@
 """The soak test's webhook receiver: a merchant's server that records every webhook it is sent.
 
-Run as its own process (`python bench/soak_receiver.py PORT`), so its work shares no GIL with the load generator.
+Run as its own process (`python tests/soak/soak_receiver.py PORT`), so its work shares no GIL with the load generator.
 
 - `POST /hook/<anything>`: a webhook. It is counted under (path, webhook-id), its signature is checked against the
   merchant's signing secrets (registered with `POST /secrets`, by the path's last segment), and it is answered 200;
