@@ -2,8 +2,8 @@
 
 Shared by `python -m bench` and the soak test (tests/soak/soak.py). Only HTTP and manage.py commands reach the
 service, so the same code drives this tree, another revision's tree (`--compare`) and the textbook peer. Every wait
-is bounded: subprocess calls have timeouts, gunicorn is waited for with a deadline and stopped with SIGKILL on its process
-group when a graceful stop takes too long; a child gets SIGTERM if the harness dies (PR_SET_PDEATHSIG).
+is bounded: subprocess calls have timeouts, gunicorn is waited for with a deadline and stopped with SIGKILL on its
+process group when a graceful stop takes too long; a child gets SIGTERM if the harness dies (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
