@@ -122,12 +122,14 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("redis://"):
     CELERY_BROKER_TRANSPORT = "core.broker:RedisTransport"  # kombu's, one client per channel (core/broker.py)
-    # Every task is a nudge: the rows it works on and their periodic jobs are what never lose work (README, Decision
-    # 118). kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt and removed
-    # on ack, two Redis transactions, brought back an hour after a crash) was ~0.6 ms of a worker's CPU per message,
-    # 45% of a no-op task's (bench/webhook_delivery.py's floor). Without it a message a worker holds is in its memory:
-    # put back on a warm shutdown, gone with a crash, after which the sweepers send the work again within a minute.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": env.bool("CELERY_BROKER_ACK_EMULATION", default=False)}
+    # Every task is a nudge: the rows it works on (the outbox) and beat's periodic jobs that find due rows are what
+    # never lose work. kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt
+    # and removed on ack, two Redis transactions, brought back after a visibility timeout) was ~0.6 ms of a worker's
+    # CPU per message, 45% of a no-op task's (bench/webhook_delivery.py's floor). Without it a message a worker holds
+    # is in its memory: put back on a warm shutdown, gone with a crash, after which the sweepers send the work again
+    # within a minute. Hence no task_acks_late and no task_reject_on_worker_lost: without emulation they change
+    # nothing (and the thread pool has no child process to lose).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": False}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT = "core.broker:Transport"  # kombu's, with whole messages only (core/broker.py)
     _broker_dir = LOCAL_DIR / "broker"
@@ -150,8 +152,6 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = (Queue("celery"), Queue("webhooks"))
 CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # What a plain `celery -A config worker` runs (issue 17, bench/payouts_e2e.py): threads, as every worker command of
 # the project. Celery's own default, prefork with a process per core, cost about 1 ms of CPU more per task (each
