@@ -19,7 +19,6 @@ from rest_framework.test import APIClient
 from core import cache as shared_cache
 from core import readcache
 from integrations import authcache
-from payments.payouts import dispatch as payout_dispatch
 from tests.factories import ApiKeyFactory, MerchantFactory, totp_enrol
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
@@ -63,7 +62,6 @@ def client():
 def _clear_cache():
     cache.clear()
     shared_cache.flags_clear()
-    payout_dispatch.dispatch_due_forget()  # the flag's due time this process learnt went with the flag
     authcache.clear()
     readcache.clear()
     yield
