@@ -9,7 +9,6 @@ path as a real one: stored raw, then processed idempotently.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from datetime import date, datetime, timedelta
@@ -18,7 +17,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from core import inserts
 from core.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -231,15 +229,12 @@ class SimulatorRail:
 
     @staticmethod
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
-        """The operation, and `with_operation` in the same INSERT when given: one statement, atomic by itself."""
+        """The operation, and `with_operation` in the same INSERT when given: both or neither."""
         operation = SimulatorOperation(**fields)
-        rows = (operation,) if with_operation is None else (with_operation, operation)
-        # Outside a transaction one INSERT is atomic by itself (no BEGIN and COMMIT); inside one, a savepoint, so that
-        # a lost race leaves the caller's transaction usable.
-        in_transaction = transaction.get_connection().in_atomic_block
+        rows = [operation] if with_operation is None else [with_operation, operation]
         try:
-            with transaction.atomic() if in_transaction else contextlib.nullcontext():
-                inserts.insert(*rows)
+            with transaction.atomic():  # inside a caller's transaction, a savepoint: a lost race leaves it usable
+                SimulatorOperation.objects.bulk_create(rows)
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])
         return operation
@@ -252,8 +247,11 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
     one call. Rows go in the keys' order, so two calls sharing keys take their locks in one order."""
     operations = sorted({operation.key: operation for operation in reversed(operations)}.values(),
                         key=lambda operation: operation.key)
-    sql, params = inserts.rows_statement(operations)
-    return list(SimulatorOperation.objects.raw(sql + _OR_REPEAT_SQL, params))
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(operations))
+    params = [value for operation in operations for value in (
+        operation.key, operation.kind, operation.livemode, operation.amount, operation.status, operation.outcome,
+        operation.reference, operation.calls, operation.created_at, operation.updated_at)]
+    return list(SimulatorOperation.objects.raw(_RECORD_OR_REPEAT_SQL.format(values=values), params))
 
 
 def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
@@ -302,15 +300,18 @@ def _operation(key: str, kind: str) -> SimulatorOperation | None:
 
 # The books' statements that change rows and answer them in the same round trip (a payout's send and confirmation
 # run them), read back as instances by `raw()`. Literal SQL for PostgreSQL; `= ANY(%s)` takes a list of keys.
-_REPEAT_SQL = 'UPDATE payments_simulatoroperation SET calls = calls + 1 WHERE "key" = %s RETURNING *'
-# After the INSERT of `_records_or_repeats`: a key already there counts a call.
-_OR_REPEAT_SQL = ' ON CONFLICT ("key") DO UPDATE SET calls = payments_simulatoroperation.calls + 1 RETURNING *'
+_REPEAT_SQL = "UPDATE payments_simulatoroperation SET calls = calls + 1 WHERE key = %s RETURNING *"
+# `_records_or_repeats`' statement, `{values}` the placeholders of its rows: a key already there counts a call.
+_RECORD_OR_REPEAT_SQL = (
+    "INSERT INTO payments_simulatoroperation "
+    "(key, kind, livemode, amount, status, outcome, reference, calls, created_at, updated_at) VALUES {values} "
+    "ON CONFLICT (key) DO UPDATE SET calls = payments_simulatoroperation.calls + 1 RETURNING *")
 _CONFIRM_SQL = ("UPDATE payments_simulatoroperation SET status = 'SUCCEEDED', updated_at = %s "
-                "WHERE \"key\" = ANY(%s) AND status = 'PENDING' RETURNING \"key\"")
+                "WHERE key = ANY(%s) AND status = 'PENDING' RETURNING key")
 # The same, for operations of a kind, only once they are due (created at or before the last value), answering the
 # rows it confirmed.
 _CONFIRM_DUE_SQL = ("UPDATE payments_simulatoroperation SET status = 'SUCCEEDED', updated_at = %s "
-                    "WHERE \"key\" = ANY(%s) AND kind = %s AND status = 'PENDING' AND created_at <= %s RETURNING *")
+                    "WHERE key = ANY(%s) AND kind = %s AND status = 'PENDING' AND created_at <= %s RETURNING *")
 
 
 rail = SimulatorRail()
