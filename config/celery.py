@@ -2,7 +2,7 @@ import gc
 import logging.config
 import os
 
-from celery import Celery, Task
+from celery import Celery
 from celery.signals import setup_logging, task_prerun, worker_ready
 from django.conf import settings
 from django.utils import translation
@@ -10,25 +10,7 @@ from django.utils import translation
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
-class ShownTask(Task):
-    """Every task of the project: its message shows its arguments (`argsrepr`, `kwargsrepr`: what the worker's logs
-    print) written by the built-in repr, cut at Celery's lengths. Celery's own `saferepr` walks each value in Python:
-    ~0.25 ms to send a batch of 50 payout ids, a tenth of what the worker spends on the batch. The project's tasks
-    take JSON's types only (CELERY_TASK_SERIALIZER), whose repr cannot fail."""
-
-    def apply_async(self, args=None, kwargs=None, *rest, **options):
-        amqp = self.app.amqp
-        options.setdefault("argsrepr", _shown(tuple(args or ()), amqp.argsrepr_maxsize))
-        options.setdefault("kwargsrepr", _shown(kwargs or {}, amqp.kwargsrepr_maxsize))
-        return super().apply_async(args, kwargs, *rest, **options)
-
-
-def _shown(value, limit: int) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= limit else shown[:limit - 3] + "..."
-
-
-app = Celery("pagamentos", task_cls=ShownTask)
+app = Celery("pagamentos")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

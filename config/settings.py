@@ -105,8 +105,6 @@ _EMBEDDED_DATABASE = f"postgres://postgres@/pagamentos?host={LOCAL_DIR / 'postgr
 DATABASES = {"default": env.db("DATABASE_URL", default=_EMBEDDED_DATABASE)}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "core.postgresql"  # health checks after idle only (see its docstring)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate-limit counters) -----------------------------------------------------------------------------------
@@ -116,12 +114,14 @@ CACHES["default"].setdefault("OPTIONS", {}).update({"socket_timeout": 1, "socket
 # --- Celery --------------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL",
                             default=f"redis+socket://{LOCAL_DIR / 'redis' / 'redis.socket'}?virtual_host=2")
-# Every task is a nudge: the rows it works on and their periodic jobs are what never lose work (README, Decision
-# 118). kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt and removed
-# on ack, two Redis transactions, brought back an hour after a crash) was ~0.6 ms of a worker's CPU per message,
-# 45% of a no-op task's (bench/webhook_delivery.py's floor). Without it a message a worker holds is in its memory:
-# put back on a warm shutdown, gone with a crash, after which the sweepers send the work again within a minute.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": env.bool("CELERY_BROKER_ACK_EMULATION", default=False)}
+# Every task is a nudge: the rows it works on (the outbox) and beat's periodic jobs that find due rows are what
+# never lose work. kombu's emulation of acknowledgements (each message copied into an "unacked" hash on receipt
+# and removed on ack, two Redis transactions, brought back after a visibility timeout) was ~0.6 ms of a worker's
+# CPU per message, 45% of a no-op task's. Without it a message a worker holds is in its memory: put back on a warm
+# shutdown, gone with a crash, after which the sweepers send the work again within a minute. Hence no
+# task_acks_late and no task_reject_on_worker_lost: without emulation they change nothing (and the thread pool has
+# no child process to lose). docs/decisions/0060-tasks-are-nudges-without-acknowledgement-emulation.md.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": False}
 # Without it, Celery's Django fixup closes the database connection before and after every task, so each webhook
 # delivery would open a new PostgreSQL connection. Connections are recycled every 2 x this many tasks.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
@@ -132,8 +132,6 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = (Queue("celery"), Queue("webhooks"))
 CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # What a plain `celery -A config worker` runs (issue 17, bench/payouts_e2e.py): threads, as every worker command of
 # the project. Celery's own default, prefork with a process per core, cost about 1 ms of CPU more per task (each

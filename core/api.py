@@ -4,26 +4,21 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
-import operator
 import uuid
-from collections import namedtuple
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connections, router
 from django.db.models import Model, Q, QuerySet
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core import decoding
 from core.errors import NotFound, ValidationFailed, validation_error
 from core.renderers import ApiJSONRenderer
 
@@ -133,10 +128,9 @@ def parse_limit(value: str | None) -> int:
 
 @dataclass(frozen=True)
 class Listing:
-    """A list for `paginate` as plain values rather than a QuerySet: the rows of `model` matching every filter (Django
-    lookups, ANDed), each a named tuple of `columns` (with `.pk`), which is what the list's serializer reads. Its SQL
-    is compiled once per shape (which filters, the limit, a cursor or not) and then run with each request's values:
-    building and compiling the QuerySet cost more than running it, and model instances more than their values."""
+    """A list for `paginate` as plain values rather than model instances: the rows of `model` matching every filter
+    (Django lookups, ANDed), each a named tuple of `columns` (`values_list(..., named=True)`), which is what the
+    list's serializer reads. `columns` must hold the primary key and `created_at` (the keyset)."""
 
     model: type[Model]
     columns: tuple[str, ...]
@@ -154,6 +148,9 @@ class Listing:
         """The same rows as model instances (for the pages that need more than the columns)."""
         return self.model.objects.filter(**self.filters)
 
+    def rows(self) -> QuerySet:
+        return self.queryset().values_list(*self.columns, named=True)
+
 
 def paginate(source: QuerySet | Listing, *, params: dict, serialize: Callable[[Any], dict]) -> Page:
     """Newest first, by (created_at, id) keyset: page N costs what page 1 costs, whatever the table's size.
@@ -164,13 +161,13 @@ def paginate(source: QuerySet | Listing, *, params: dict, serialize: Callable[[A
     limit = parse_limit(params.get("limit"))
     cursor = params.get("cursor")
     position = _decode_cursor(cursor, source.model) if cursor else None
-    if isinstance(source, Listing):
-        rows = _listing_rows(source, limit + 1, position)
-    else:
-        rows = list(_keyset_ordered(source, position)[: limit + 1])
+    queryset = source.rows() if isinstance(source, Listing) else source
+    rows = list(_keyset_ordered(queryset, position)[: limit + 1])
     has_more = len(rows) > limit
     rows = rows[:limit]
-    next_cursor = _encode_cursor(rows[-1].created_at, rows[-1].pk) if has_more else None
+    # The primary key by its attribute name, which a model instance and a Listing's row both have.
+    next_cursor = _encode_cursor(rows[-1].created_at, getattr(rows[-1], source.model._meta.pk.attname)) \
+        if has_more else None
     return Page(data=[serialize(row) for row in rows], has_more=has_more, next_cursor=next_cursor)
 
 
@@ -182,77 +179,6 @@ def _keyset_ordered(queryset: QuerySet, position: tuple[datetime, Any] | None) -
         queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk),
                                    created_at__lte=created_at)
     return queryset.order_by("-created_at", "-pk")
-
-
-# A value of these types becomes a placeholder of the compiled SQL (found by compiling with a marker value of its type
-# in its place); any other value (a bool) is part of the shape, so compiled in.
-_MARKERS: dict[type, Callable[[int], Any]] = {
-    str: lambda n: f"\x00marker{n}",
-    int: lambda n: -(10**15) - n,
-    uuid.UUID: lambda n: uuid.UUID(int=n + 1),
-    datetime: lambda n: datetime(2000, 1, 1, tzinfo=UTC) + timedelta(microseconds=n + 1),
-}
-
-
-def _listing_rows(listing: Listing, count: int, position: tuple[datetime, Any] | None) -> list:
-    alias = router.db_for_read(listing.model)
-    values = [*listing.filters.values(), *(position or ())]
-    shape = tuple((name, type(value)) if type(value) in _MARKERS else (name, None, value)
-                  for name, value in listing.filters.items())
-    sql, plan, converters, make = _listing_sql(listing.model, listing.columns, shape,
-                                               position and (type(position[0]), type(position[1])), count, alias)
-    connection = connections[alias]
-    params = [value if field is None else field.get_db_prep_value(values[slot], connection)
-              for slot, field, value in plan]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            decoding.compiled_timestamps(cursor.cursor)
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if converters:
-        rows = [list(row) for row in rows]
-        for row in rows:
-            for pos, convs, expression in converters:
-                for converter in convs:
-                    row[pos] = converter(row[pos], expression, connection)
-    return [make(row) for row in rows]
-
-
-@functools.lru_cache(maxsize=512)
-def _listing_sql(model: type[Model], columns: tuple[str, ...], shape: tuple, cursor: tuple[type, type] | None,
-                 count: int, alias: str) -> tuple[str, tuple, tuple, Callable[[Iterable], tuple]]:
-    """The SQL of a Listing's page as the ORM writes it, compiled once with marker values in place of the filters'
-    and the cursor's; `plan` says what each placeholder takes: (slot, field, None) the value in that slot (the filters'
-    values, then the cursor's) as that field prepares it, or (None, None, value) that value."""
-    connection = connections[alias]
-    slots: list[tuple[Any, Any]] = []  # (field, marker or None when compiled in), as the values
-    filters = {}
-    for number, (name, kind, *compiled_in) in enumerate(shape):
-        head = name.split("__")[0]
-        filters[name] = compiled_in[0] if compiled_in else _MARKERS[kind](number)
-        slots.append((model._meta.pk if head == "pk" else model._meta.get_field(head),
-                      None if compiled_in else filters[name]))
-    position = None
-    if cursor is not None:
-        position = (_MARKERS[cursor[0]](len(slots)), _MARKERS[cursor[1]](len(slots) + 1))
-        slots += [(model._meta.get_field("created_at"), position[0]), (model._meta.pk, position[1])]
-    queryset = _keyset_ordered(model.objects.using(alias).filter(**filters), position).values_list(*columns)
-    compiler = queryset[:count].query.get_compiler(using=alias)
-    sql, params = compiler.as_sql()
-    prepared = [None if marker is None else field.get_db_prep_value(marker, connection) for field, marker in slots]
-    plan = []
-    for param in params:
-        slot = next((n for n, value in enumerate(prepared)
-                     if value is not None and type(value) is type(param) and value == param), None)
-        plan.append((None, None, param) if slot is None else (slot, slots[slot][0], None))
-    if {slot for slot, _, _ in plan} - {None} != {n for n, value in enumerate(prepared) if value is not None}:
-        raise ImproperlyConfigured(f"Cannot place every value of {shape} in {sql}")
-    selected = [column[0] for column in compiler.select[:compiler.col_count]]
-    converters = tuple((pos, tuple(map(decoding.faster, convs)), expression)
-                       for pos, (convs, expression) in compiler.get_converters(selected).items())
-    row = namedtuple(f"{model.__name__}Row", columns)
-    row.pk = property(operator.itemgetter(columns.index(model._meta.pk.attname)))
-    return sql, tuple(plan), converters, row._make
 
 
 def reject_unknown_params(params: Iterable[str], allowed: set[str]) -> None:

@@ -66,15 +66,5 @@ def flag_set(key: str, *, seconds: int) -> bool:
     return set_if_absent(key, "1", seconds=seconds)
 
 
-def flag_claim(key: str, value: str, *, seconds: int) -> str | None:
-    """`flag_set` with a value: None for the one caller that set the flag (to `value`), else the value the flag holds
-    (its setter's; "" if it expired in between). One round trip: SET … NX and GET in one pipeline."""
-    pipeline = redis_client().pipeline(transaction=False)
-    pipeline.set(key, value, ex=seconds, nx=True)
-    pipeline.get(key)
-    was_set, held = pipeline.execute()
-    return None if was_set else held or ""
-
-
 def flag_clear(key: str) -> None:
     keys_delete([key])

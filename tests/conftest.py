@@ -21,7 +21,6 @@ from rest_framework.test import APIClient
 
 from core import readcache
 from integrations import authcache
-from payments.payouts import dispatch as payout_dispatch
 from tests.factories import ApiKeyFactory, MerchantFactory, totp_enrol
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
@@ -105,7 +104,6 @@ def client():
 @pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()  # FLUSHDB of the cache's Redis database: counters, tokens and flags (core.cache) alike
-    payout_dispatch.dispatch_due_forget()  # the flag's due time this process learnt went with the flag
     authcache.clear()
     readcache.clear()
     yield

@@ -15,16 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from core import inserts
 from core.modes import live_mode_simulated
 from core.tasks import task_enqueue
 from webhooks import http, signing
 from webhooks.metrics import delivery_outcome_record
-from webhooks.models import Delivery, DeliveryAttempt, Event
+from webhooks.models import Delivery
 from webhooks.services import DELIVERY_TASK, signing_secrets_active
 
 logger = logging.getLogger(__name__)
@@ -42,25 +41,19 @@ def _not_leased(now: datetime) -> Q:
     return Q(locked_until__isnull=True) | Q(locked_until__lt=now)
 
 
-# The hot path of every delivery is two statements, each one round trip. On PostgreSQL the claim takes the row with
-# FOR UPDATE SKIP LOCKED (a claimer never waits behind another) and brings the event's payload along; SQLite, one
-# writer at a time anyway, runs the same UPDATE and reads the payload after it.
-_CLAIM_UPDATE = """
-    UPDATE webhooks_delivery SET locked_until = %(lease)s, attempts = attempts + 1
-    WHERE id = (SELECT id FROM webhooks_delivery
-                WHERE id = %(id)s AND status = %(pending)s AND next_attempt_at <= %(now)s
-                  AND (locked_until IS NULL OR locked_until < %(now)s)
-                {lock})
-    RETURNING event_id, merchant_id, livemode, url, failures, attempts
-"""
-_CLAIM_WITH_PAYLOAD = """
-    WITH claimed AS ({update})
+# The hot path of every delivery is two statements, each one round trip. The claim takes the row with FOR UPDATE SKIP
+# LOCKED (a claimer never waits behind another) and brings the event's payload along.
+_CLAIM_SQL = """
+    WITH claimed AS (
+        UPDATE webhooks_delivery SET locked_until = %(lease)s, attempts = attempts + 1
+        WHERE id = (SELECT id FROM webhooks_delivery
+                    WHERE id = %(id)s AND status = %(pending)s AND next_attempt_at <= %(now)s
+                      AND (locked_until IS NULL OR locked_until < %(now)s)
+                    FOR UPDATE SKIP LOCKED)
+        RETURNING event_id, merchant_id, livemode, url, failures, attempts)
     SELECT claimed.*, webhooks_event.payload FROM claimed JOIN webhooks_event ON webhooks_event.id = claimed.event_id
 """
-# Built once, not per delivery.
-_CLAIM_POSTGRESQL = _CLAIM_WITH_PAYLOAD.format(update=_CLAIM_UPDATE.format(lock="FOR UPDATE SKIP LOCKED"))
-_CLAIM_OTHER = _CLAIM_UPDATE.format(lock="")
-# The attempt and the outcome in one statement, conditional on our lease (PostgreSQL).
+# The attempt and the outcome in one statement, conditional on our lease.
 _RECORD_SQL = """
     WITH attempt AS (
         INSERT INTO webhooks_deliveryattempt
@@ -79,32 +72,21 @@ def delivery_claim(*, delivery_id: str) -> Claim | None:
     """Take the lease on a due delivery, or None if it is done, not due, or another worker holds it."""
     now = timezone.now()
     lease_until = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
-    connection = connections[Delivery.objects.db]
-    ops, pk = connection.ops, Delivery._meta.pk
     try:
         delivery_uuid = uuid.UUID(str(delivery_id))
     except ValueError:
         return None
-    postgres = connection.vendor == "postgresql"
     with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_POSTGRESQL if postgres else _CLAIM_OTHER, {
-            "lease": ops.adapt_datetimefield_value(lease_until), "now": ops.adapt_datetimefield_value(now),
-            "id": pk.get_db_prep_value(delivery_uuid, connection), "pending": Delivery.Status.PENDING,
-        })
+        cursor.execute(_CLAIM_SQL, {"lease": lease_until, "now": now, "id": delivery_uuid,
+                                    "pending": Delivery.Status.PENDING})
         row = cursor.fetchone()
     if row is None:
         return None
-    event_id, merchant_id, livemode, url, failures, attempts = row[:6]
-    if postgres:
-        payload = json.loads(row[6]) if isinstance(row[6], str) else row[6]
-    else:
-        payload = Event.objects.filter(pk=event_id).values_list("payload", flat=True).first()
-    # Built from the model's declared fields (core.inserts.new), not through Model.__init__: every delivery does it.
-    delivery = inserts.new(Delivery, id=delivery_uuid, event_id=uuid.UUID(str(event_id)),
-                           merchant_id=uuid.UUID(str(merchant_id)), livemode=bool(livemode), url=url,
-                           failures=failures, attempts=attempts, status=Delivery.Status.PENDING,
-                           locked_until=lease_until)
-    return Claim(delivery=delivery, lease_until=lease_until, payload=payload)
+    event_id, merchant_id, livemode, url, failures, attempts, payload = row
+    delivery = Delivery(id=delivery_uuid, event_id=event_id, merchant_id=merchant_id, livemode=livemode, url=url,
+                        failures=failures, attempts=attempts, status=Delivery.Status.PENDING, locked_until=lease_until)
+    # Django reads jsonb as text (JSONField decodes it); this raw row is decoded here.
+    return Claim(delivery=delivery, lease_until=lease_until, payload=json.loads(payload))
 
 
 # Sent with every live delivery while live mode runs on the simulator rail (as live API responses carry it).
@@ -179,13 +161,6 @@ def _record(claim: Claim, result: http.HttpResult) -> float | None:
 
 def _record_write(claim: Claim, result: http.HttpResult, now: datetime, fields: dict) -> int:
     delivery = claim.delivery
-    connection = connections[Delivery.objects.db]
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            DeliveryAttempt.objects.create(delivery_id=delivery.pk, attempted_at=now, url=delivery.url,
-                                           status_code=result.status, error=result.error[:500],
-                                           duration_ms=result.duration_ms, response_excerpt=result.body_excerpt)
-            return Delivery.objects.filter(pk=delivery.pk, locked_until=claim.lease_until).update(**fields)
     with connection.cursor() as cursor:
         cursor.execute(_RECORD_SQL, {
             "id": delivery.pk, "now": now, "url": delivery.url, "status_code": result.status,

@@ -2,14 +2,13 @@
 created_at), (actor, created_at)), gone: every payout writes an entry here, and each entry wrote one in each of them
 (issue 17; payments 0015 did the same for the charge and ledger tables).
 
-On PostgreSQL the indexes are dropped by name (no table rewrite, no foreign key checked again); elsewhere (SQLite)
-Django's operations run as they are."""
+The indexes are dropped by name (no table rewrite, no foreign key checked again); Django's state changes as its own
+operations (`state_operations`) would change it."""
 
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from core.migration_operations import PostgresqlSqlOrOperations
 
 # Django's names for them (a digest of the table and column names: the same on every installation).
 DROPPED = {"accounts_accountevent_merchant_id_f508b4b9": "(merchant_id)",
@@ -23,8 +22,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        PostgresqlSqlOrOperations(
-            operations=[
+        migrations.RunSQL(
+            state_operations=[
                 migrations.AlterField(
                     model_name="accountevent",
                     name="merchant",
@@ -41,8 +40,8 @@ class Migration(migrations.Migration):
                                             to=settings.AUTH_USER_MODEL),
                 ),
             ],
-            forward=[f"DROP INDEX IF EXISTS {name}" for name in DROPPED],
-            backward=[f"CREATE INDEX IF NOT EXISTS {name} ON accounts_accountevent {columns}"
-                      for name, columns in DROPPED.items()],
+            sql=[f"DROP INDEX IF EXISTS {name}" for name in DROPPED],
+            reverse_sql=[f"CREATE INDEX IF NOT EXISTS {name} ON accounts_accountevent {columns}"
+                         for name, columns in DROPPED.items()],
         ),
     ]

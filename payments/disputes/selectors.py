@@ -7,15 +7,16 @@ from django.db.models import QuerySet
 from accounts.models import Merchant
 from core.errors import NotFound
 from payments.models import Dispute, DisputeStatus, Payin
-from payments.rows import filtered, scoped_get
+from payments.rows import filtered
 
 OPEN_STATUSES = (DisputeStatus.OPEN, DisputeStatus.UNDER_REVIEW)
 
 
 def dispute_get(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute:
-    dispute = scoped_get(Dispute, merchant=merchant, livemode=livemode, pk=dispute_id)
+    dispute = Dispute.objects.filter(merchant=merchant, livemode=livemode, pk=dispute_id).first()
     if dispute is None:
         raise NotFound("No such dispute")
+    dispute.merchant = merchant  # the caller's own: reading it back would be another query
     return dispute
 
 

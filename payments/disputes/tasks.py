@@ -6,11 +6,11 @@ from celery import shared_task
 from payments.disputes import services as disputes
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def disputes_expire() -> int:
     return disputes.disputes_expire()
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def dispute_answer_send(*, dispute_id: str) -> None:
     disputes.dispute_answer_send(dispute_id=dispute_id)

@@ -6,7 +6,7 @@ from celery import shared_task
 from payments.inbound import services
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def rail_reconcile() -> int:
     # Payouts have their own, more frequent job (payouts-reconcile).
     return sum(services.rail_reconcile(payouts_too=False).values())

@@ -6,18 +6,6 @@ import django.utils.timezone
 from django.db import migrations, models
 
 
-def sequence_create(apps, schema_editor):
-    # Boleto numbers ("nosso número") come from a sequence on PostgreSQL; SQLite serializes writers and takes max + 1.
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("CREATE SEQUENCE IF NOT EXISTS payments_boleto_nosso_numero START 1")
-
-
-def sequence_drop(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("DROP SEQUENCE IF EXISTS payments_boleto_nosso_numero")
-
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -182,5 +170,7 @@ class Migration(migrations.Migration):
             model_name='refund',
             constraint=models.CheckConstraint(condition=models.Q(('amount__gt', 0)), name='refund_amount_positive'),
         ),
-        migrations.RunPython(sequence_create, sequence_drop),
+        # Boleto numbers ("nosso número") come from a sequence.
+        migrations.RunSQL("CREATE SEQUENCE IF NOT EXISTS payments_boleto_nosso_numero START 1",
+                          "DROP SEQUENCE IF EXISTS payments_boleto_nosso_numero"),
     ]

@@ -6,16 +6,15 @@ every index of the table (status is indexed, so none is a HOT update).
   nothing searches end-to-end ids by prefix. The uniqueness stays, declared as a constraint (which has no such
   companion).
 
-On PostgreSQL the unique constraint is renamed and the two indexes dropped: no table rewrite, no index built and no
+The unique constraint is renamed and the two indexes dropped: no table rewrite, no index built and no
 foreign key checked again over every payout (Django's own operations would drop and re-add the foreign key, and
 build a new unique index), so the time taken does not grow with the table. The DROP INDEXes still take the table's
 exclusive lock for a moment (they wait behind any long transaction on it): run it as every migration, before the
-new release's processes start. Elsewhere (SQLite) Django's operations run as they are.
+new release's processes start. Django's state changes as its own operations (`state_operations`) would change it.
 """
 
 from django.db import migrations, models
 
-from core.migration_operations import PostgresqlSqlOrOperations
 
 TABLE = "payments_payout"
 # Django's names for them (a digest of the table and column names: the same on every installation).
@@ -43,8 +42,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        PostgresqlSqlOrOperations(
-            operations=[
+        migrations.RunSQL(
+            state_operations=[
                 migrations.AlterField(
                     model_name="payout",
                     name="external_id",
@@ -61,7 +60,7 @@ class Migration(migrations.Migration):
                     constraint=models.UniqueConstraint(fields=("external_id",), name=UNIQUE_AFTER),
                 ),
             ],
-            forward=FORWARD,
-            backward=BACKWARD,
+            sql=FORWARD,
+            reverse_sql=BACKWARD,
         ),
     ]

@@ -8,16 +8,16 @@ entry in each of them (issue 17; the payout table's went in 0014).
   `public_token` and `pix_txid`: both are looked up by equality only. The uniqueness stays, declared as
   constraints (which have no such companion).
 
-On PostgreSQL the unique constraints are renamed and the indexes dropped: no table rewrite, no index built and no
+The unique constraints are renamed and the indexes dropped: no table rewrite, no index built and no
 foreign key checked again over every row, so the time taken does not grow with the tables. The DROP INDEXes take
 each table's exclusive lock for a moment (they wait behind any long transaction on it): run it as every migration,
-before the new release's processes start. Elsewhere (SQLite) Django's operations run as they are.
+before the new release's processes start. Django's state changes as its own operations (`state_operations`) would
+change it.
 """
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from core.migration_operations import PostgresqlSqlOrOperations
 
 # Django's names for them (a digest of the table and column names: the same on every installation).
 DROPPED = {  # index: (table, its definition, to build it again on the way back)
@@ -50,8 +50,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        PostgresqlSqlOrOperations(
-            operations=[
+        migrations.RunSQL(
+            state_operations=[
                 migrations.AlterField(
                     model_name="ledgerentry",
                     name="account",
@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
                     constraint=models.UniqueConstraint(fields=("pix_txid",), name="payin_pix_txid_unique"),
                 ),
             ],
-            forward=FORWARD,
-            backward=BACKWARD,
+            sql=FORWARD,
+            reverse_sql=BACKWARD,
         ),
     ]

@@ -12,17 +12,17 @@ from payments.payins import services as payins
 logger = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def payins_expire() -> int:
     return payins.payins_expire()
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def card_settlements_release() -> int:
     return card_charges.card_settlements_release()
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def refund_reconcile(*, refund_id: str) -> int:
     """Ask the rail about one refund at the moment it is expected to be settled (the periodic job is the net)."""
     return refunds.refunds_reconcile(refund_ids=[refund_id])

@@ -12,7 +12,6 @@ from core.api import Listing
 from core.errors import NotFound
 from payments.models import Payout, PayoutStatus
 from payments.payouts.serializers import PAYOUT_COLUMNS
-from payments.rows import scoped_get
 
 
 def payout_day_totals(payouts: QuerySet[Payout]) -> dict[tuple, int]:
@@ -24,9 +23,10 @@ def payout_day_totals(payouts: QuerySet[Payout]) -> dict[tuple, int]:
 
 
 def payout_get(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
-    payout = scoped_get(Payout, merchant=merchant, livemode=livemode, pk=payout_id)
+    payout = Payout.objects.filter(merchant=merchant, livemode=livemode, pk=payout_id).first()
     if payout is None:
         raise NotFound("No such payout")
+    payout.merchant = merchant  # the caller's own: reading it back would be another query
     return payout
 
 

@@ -12,18 +12,18 @@ from payments.payouts import sending as payouts
 logger = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def payouts_process(*, payout_ids: list[str]) -> None:
     payouts.payouts_process(payout_ids=payout_ids)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def payout_process(*, payout_id: str) -> None:
     """One payout: what `payouts_dispatch` queued before it queued batches (messages still in a broker)."""
     payouts.payout_process(payout_id=payout_id)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def payouts_dispatch(*, after: list | None = None) -> int:
     """One message per burst of new payouts (payments.payouts.dispatch.dispatch_soon): a task per batch of PENDING
     payouts. `after`: where the dispatch before it stopped, in a backlog longer than one dispatch."""
@@ -43,13 +43,13 @@ def payouts_resume(**kwargs) -> None:
         logger.warning("payments.payouts_resume_failed")
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def payout_reconcile(*, payout_ids: list[str] | None = None, payout_id: str | None = None) -> int:
     """Ask the rail about payouts sent together when they should have settled (the periodic job is the safety net).
     `payout_id`: one payout, as messages queued before batches name it."""
     return payouts.payouts_reconcile(older_than=timedelta(0), payout_ids=payout_ids or [payout_id])
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def payouts_reconcile() -> int:
     return payouts.payouts_reconcile()

@@ -9,8 +9,6 @@ path as a real one: stored raw, then processed idempotently.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import time
 from datetime import date, datetime, timedelta
@@ -19,7 +17,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from core import inserts, readback
 from core.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -228,19 +225,16 @@ class SimulatorRail:
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
         """The operation already done under this idempotency key, counting the repeated call."""
-        return readback.returned(SimulatorOperation, _statements()["repeat"], [key])
+        return next(iter(SimulatorOperation.objects.raw(_REPEAT_SQL, [key])), None)
 
     @staticmethod
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
-        """The operation, and `with_operation` in the same INSERT when given: one statement, atomic by itself."""
+        """The operation, and `with_operation` in the same INSERT when given: both or neither."""
         operation = SimulatorOperation(**fields)
-        rows = (operation,) if with_operation is None else (with_operation, operation)
-        # Outside a transaction one INSERT is atomic by itself (no BEGIN and COMMIT); inside one, a savepoint, so that
-        # a lost race leaves the caller's transaction usable.
-        in_transaction = transaction.get_connection().in_atomic_block
+        rows = [operation] if with_operation is None else [with_operation, operation]
         try:
-            with transaction.atomic() if in_transaction else contextlib.nullcontext():
-                inserts.insert(*rows)
+            with transaction.atomic():  # inside a caller's transaction, a savepoint: a lost race leaves it usable
+                SimulatorOperation.objects.bulk_create(rows)
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])
         return operation
@@ -253,8 +247,11 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
     one call. Rows go in the keys' order, so two calls sharing keys take their locks in one order."""
     operations = sorted({operation.key: operation for operation in reversed(operations)}.values(),
                         key=lambda operation: operation.key)
-    sql, params = inserts.rows_statement(operations)
-    return readback.returned_all(SimulatorOperation, sql + _statements()["or_repeat"], params)
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(operations))
+    params = [value for operation in operations for value in (
+        operation.key, operation.kind, operation.livemode, operation.amount, operation.status, operation.outcome,
+        operation.reference, operation.calls, operation.created_at, operation.updated_at)]
+    return list(SimulatorOperation.objects.raw(_RECORD_OR_REPEAT_SQL.format(values=values), params))
 
 
 def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
@@ -267,15 +264,13 @@ def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
     confirmed: set[str] = set()
     if due:
         with connection.cursor() as cursor:
-            cursor.execute(_keys_in("confirm", len(due)), [
-                "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection),
-                *(operation.key for operation in due), "PENDING"])
+            cursor.execute(_CONFIRM_SQL, [now, [operation.key for operation in due]])
             confirmed = {key for (key,) in cursor.fetchall()}
     changed = {operation.key: operation for operation in due if operation.key not in confirmed}
     if changed:
         kind = next(iter(changed.values())).kind  # one call's operations are of one kind
-        changed = {operation.key: operation for operation in readback.returned_all(
-            SimulatorOperation, _keys_in("get", len(changed)), [*changed, kind])}
+        changed = {operation.key: operation
+                   for operation in SimulatorOperation.objects.filter(key__in=list(changed), kind=kind)}
     answers = []
     for operation in operations:
         operation = changed.get(operation.key, operation)
@@ -288,57 +283,35 @@ def _statuses(keys: list[str], kind: str) -> list[OperationStatus | None]:
     """What `_answers` says of the operation of each key and kind, in the keys' order (None: there is none). The
     due ones are confirmed and read by the one UPDATE that confirms them; only the others are read again."""
     now = timezone.now()
-    confirming = readback.returned_all(SimulatorOperation, _keys_in("confirm_due", len(keys)), [
-        "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), *keys, kind, "PENDING",
-        _field("created_at").get_db_prep_save(
-            now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])
+    confirming = SimulatorOperation.objects.raw(_CONFIRM_DUE_SQL, [
+        now, list(keys), kind, now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS)])
     confirmed = {operation.key for operation in confirming}
     rest = [key for key in dict.fromkeys(keys) if key not in confirmed]
     found: dict[str, OperationStatus] = {}
     if rest:
-        operations = readback.returned_all(SimulatorOperation, _keys_in("get", len(rest)), [*rest, kind])
+        operations = list(SimulatorOperation.objects.filter(key__in=rest, kind=kind))
         found = dict(zip([operation.key for operation in operations], _answers(operations), strict=True))
     return [OperationStatus(status="SUCCEEDED") if key in confirmed else found.get(key) for key in keys]
 
 
-def _field(name: str):
-    return SimulatorOperation._meta.get_field(name)
-
-
 def _operation(key: str, kind: str) -> SimulatorOperation | None:
-    return readback.returned(SimulatorOperation, _keys_in("get", 1), [key, kind])
+    return SimulatorOperation.objects.filter(key=key, kind=kind).first()
 
 
-@functools.lru_cache(maxsize=256)
-def _keys_in(name: str, count: int) -> str:
-    """The statement `name` of `_statements` for `count` keys."""
-    return _statements()[name].replace("{keys}", ", ".join(["%s"] * count))
-
-
-@functools.cache
-def _statements() -> dict[str, str]:
-    """The books' statements, written once (a payout's send and confirmation run them; compiling their ORM queries
-    cost more than running them). Names from the model, placeholders for every value."""
-    quote = connection.ops.quote_name
-    table = quote(SimulatorOperation._meta.db_table)
-    columns = ", ".join(quote(field.column) for field in SimulatorOperation._meta.concrete_fields)
-    key, kind, calls, status, created_at, updated_at = (
-        quote(_field(name).column) for name in ("key", "kind", "calls", "status", "created_at", "updated_at"))
-    # `{keys}`: the placeholders of one or more keys (`_keys_in`).
-    return {
-        "get": f"SELECT {columns} FROM {table} WHERE {key} IN ({{keys}}) AND {kind} = %s",  # noqa: S608
-        "repeat": f"UPDATE {table} SET {calls} = {calls} + 1 WHERE {key} = %s RETURNING {columns}",  # noqa: S608
-        "confirm": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608
-                   f"WHERE {key} IN ({{keys}}) AND {status} = %s RETURNING {key}",
-        # The same, for operations of a kind, only once they are due (created at or before the last value),
-        # answering the rows it confirmed.
-        "confirm_due": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608
-                       f"WHERE {key} IN ({{keys}}) AND {kind} = %s AND {status} = %s AND {created_at} <= %s "
-                       f"RETURNING {columns}",
-        # After the INSERT of `_records_or_repeats` (PostgreSQL and SQLite >= 3.35 alike): a key already there
-        # counts a call.
-        "or_repeat": f" ON CONFLICT ({key}) DO UPDATE SET {calls} = {table}.{calls} + 1 RETURNING {columns}",
-    }
+# The books' statements that change rows and answer them in the same round trip (a payout's send and confirmation
+# run them), read back as instances by `raw()`. Literal SQL for PostgreSQL; `= ANY(%s)` takes a list of keys.
+_REPEAT_SQL = "UPDATE payments_simulatoroperation SET calls = calls + 1 WHERE key = %s RETURNING *"
+# `_records_or_repeats`' statement, `{values}` the placeholders of its rows: a key already there counts a call.
+_RECORD_OR_REPEAT_SQL = (
+    "INSERT INTO payments_simulatoroperation "
+    "(key, kind, livemode, amount, status, outcome, reference, calls, created_at, updated_at) VALUES {values} "
+    "ON CONFLICT (key) DO UPDATE SET calls = payments_simulatoroperation.calls + 1 RETURNING *")
+_CONFIRM_SQL = ("UPDATE payments_simulatoroperation SET status = 'SUCCEEDED', updated_at = %s "
+                "WHERE key = ANY(%s) AND status = 'PENDING' RETURNING key")
+# The same, for operations of a kind, only once they are due (created at or before the last value), answering the
+# rows it confirmed.
+_CONFIRM_DUE_SQL = ("UPDATE payments_simulatoroperation SET status = 'SUCCEEDED', updated_at = %s "
+                    "WHERE key = ANY(%s) AND kind = %s AND status = 'PENDING' AND created_at <= %s RETURNING *")
 
 
 rail = SimulatorRail()

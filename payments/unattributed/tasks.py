@@ -5,11 +5,11 @@ from celery import shared_task
 from payments.unattributed import services
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def unattributed_refund_send(*, unattributed_id: str) -> None:
     services.unattributed_refund_send(unattributed_id=unattributed_id)
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@shared_task
 def unattributed_refunds_reconcile(*, unattributed_ids: list[str]) -> int:
     return services.unattributed_refunds_reconcile(unattributed_ids=unattributed_ids)

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from accounts.models import Merchant
 from core.errors import NotFound
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedPayment, UnmatchedPolicy
-from payments.rows import filtered, scoped_get
+from payments.rows import filtered
 
 # What happens to each kind when the merchant has not said (issue 14): money paid twice or after a cancel goes back
 # to the payer; a payment of another amount, or naming nothing we know, waits for the merchant's decision.
@@ -20,9 +20,10 @@ DEFAULT_POLICY: dict[str, str] = {
 
 
 def unmatched_get(*, merchant: Merchant, livemode: bool, unmatched_id) -> UnmatchedPayment:
-    unmatched = scoped_get(UnmatchedPayment, merchant=merchant, livemode=livemode, pk=unmatched_id)
+    unmatched = UnmatchedPayment.objects.filter(merchant=merchant, livemode=livemode, pk=unmatched_id).first()
     if unmatched is None:
         raise NotFound("No such unmatched payment")
+    unmatched.merchant = merchant  # the caller's own: reading it back would be another query
     return unmatched
 
 

@@ -121,15 +121,15 @@ def test_page_query_uses_the_keyset_not_offset(events, django_assert_num_queries
 
 
 def test_a_listing_reads_every_column_as_the_orm_does(db):
-    # A Listing's page is read with its own SQL and readers (core.decoding: psycopg's compiled timestamptz loader on
-    # PostgreSQL, orjson for JSON): the same values, instants and zone (UTC) as the ORM's model instances of the rows.
+    # A Listing's page is read as `values_list` rows: the same values, instants and zone (UTC) as the ORM's model
+    # instances of the rows.
     merchant = MerchantFactory()
     for method, microsecond in (("PIX", 0), ("BOLETO", 999_999), ("CREDIT_CARD", 1)):
         payin = make_payin(merchant, method, status="PENDING", paid_at=None)  # no money moved: the ledger stays empty
         created = payin.created_at.replace(microsecond=microsecond)
         Payin.objects.filter(pk=payin.pk).update(created_at=created, updated_at=created + timedelta(microseconds=1))
-    # JSON the API never writes, read as Django reads it all the same: integers beyond 64 bits (orjson would make them
-    # floats), 19 digits in a string, a float, unicode and escapes.
+    # JSON the API never writes, read as Django reads it all the same: integers beyond 64 bits, 19 digits in a string,
+    # a float, unicode and escapes.
     Payin.objects.filter(pk=payin.pk).update(metadata={"big": 2**70, "negative": -(2**63) - 1, "float": 0.1,
                                                        "digits": "1234567890123456789", "text": "São \u2028 \"x\""})
     listing = Listing.of(Payin, PAYIN_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": False})
@@ -137,7 +137,7 @@ def test_a_listing_reads_every_column_as_the_orm_does(db):
     rows = paginate(listing, params={}, serialize=lambda row: row).data
 
     instances = list(Payin.objects.filter(merchant=merchant).order_by("-created_at", "-pk"))
-    assert [row.pk for row in rows] == [payin.pk for payin in instances]
+    assert [row.id for row in rows] == [payin.pk for payin in instances]
     for row, payin in zip(rows, instances, strict=True):
         assert tuple(row) == tuple(getattr(payin, column) for column in PAYIN_COLUMNS)
         for column in ("created_at", "updated_at", "paid_at", "pix_expires_at"):

@@ -1,14 +1,13 @@
 """The foreign keys' own indexes of the events and deliveries tables, gone: each is the first column of a composite
 index of its table (an event's merchant: `event_list`; a delivery's merchant: `delivery_list`; a delivery's event:
 the unique `delivery_once_per_event_and_url`), and every event and delivery wrote an entry in each (issue 17; as
-payments 0014 and 0015). On PostgreSQL the indexes are dropped by name (no foreign key checked again over every
-row); elsewhere (SQLite) Django's operations run as they are.
+payments 0014 and 0015). The indexes are dropped by name (no foreign key checked again over every row); Django's
+state changes as its own operations (`state_operations`) would change it.
 """
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from core.migration_operations import PostgresqlSqlOrOperations
 
 DROPPED = {  # Django's names (a digest of the table and column names: the same on every installation)
     "webhooks_event_merchant_id_29c51e5b": ("webhooks_event", "merchant_id"),
@@ -25,8 +24,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        PostgresqlSqlOrOperations(
-            operations=[
+        migrations.RunSQL(
+            state_operations=[
                 migrations.AlterField(
                     model_name="delivery",
                     name="event",
@@ -46,8 +45,8 @@ class Migration(migrations.Migration):
                                             related_name="events", to="accounts.merchant"),
                 ),
             ],
-            forward=[f"DROP INDEX IF EXISTS {name}" for name in DROPPED],
-            backward=[f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({column})"
-                      for name, (table, column) in DROPPED.items()],
+            sql=[f"DROP INDEX IF EXISTS {name}" for name in DROPPED],
+            reverse_sql=[f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({column})"
+                         for name, (table, column) in DROPPED.items()],
         ),
     ]

@@ -36,7 +36,7 @@ class Command(BaseCommand):
         # report drift that is not there.
         outermost = not connection.in_atomic_block  # inside a caller's transaction, its snapshot is the one we have
         with transaction.atomic():
-            if connection.vendor == "postgresql" and outermost:
+            if outermost:
                 with connection.cursor() as cursor:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             problems, summary = self.inspect()

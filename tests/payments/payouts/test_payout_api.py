@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, date, datetime, timedelta
-from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -347,29 +346,7 @@ def test_a_live_payout(live_api, merchant):
     assert (available(live_api), ledger_balances(merchant, livemode=True)["payouts_in_flight"]) == (0, 5000)
 
 
-@pytest.fixture
-def dispatch_clock(monkeypatch) -> list[float]:
-    """The clock payouts read their dispatch's due time against (one-item list: move it), and every flag claim the
-    payouts make (each a round trip to Redis) counted in `dispatch_clock.claims`."""
-    now = [1_800_000_000.0]
-    monkeypatch.setattr(payout_dispatch, "time", SimpleNamespace(time=lambda: now[0], monotonic=lambda: now[0]))
-    claims = []
-    real_claim = shared_cache.flag_claim
-
-    def claim(key, value, *, seconds):
-        claims.append(key)
-        return real_claim(key, value, seconds=seconds)
-
-    monkeypatch.setattr(shared_cache, "flag_claim", claim)
-    return SimpleNamespace(now=now, claims=claims, held=_flag_value)
-
-
-def _flag_value() -> str | None:
-    """The dispatch flag's value, as another process reads it (not counted, and setting nothing)."""
-    return shared_cache.redis_client().get(payout_dispatch.DISPATCH_FLAG)
-
-
-def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued, dispatch_clock,
+def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchant, queued,
                                                                     django_capture_on_commit_callbacks):
     """The first payout after the worker last listed sends one message, due a quarter of a second later; the others
     of the burst send none, and go in the same batch. The worker clears the flag before it lists, so the next payout
@@ -383,73 +360,28 @@ def test_a_burst_of_payouts_sends_one_dispatch_message_after_commit(api, merchan
         second = create(api, amount=1000, referenceId="p-2")
     assert queued == [("payouts_dispatch", {}, 0.25)]
 
-    dispatch_clock.now[0] += payout_dispatch.DISPATCH_DELAY_SECONDS  # the message is due: the worker runs it
-    assert sending.payouts_dispatch() == 2
+    assert sending.payouts_dispatch() == 2  # the message is due: the worker runs it
     assert queued[1:] == [("payouts_process", {"payout_ids": [first["id"], second["id"]]})]  # one task for both
     with django_capture_on_commit_callbacks(execute=True):
         create(api, amount=1000, referenceId="p-3")
     assert queued[2:] == [("payouts_dispatch", {}, 0.25)]
 
 
-def test_until_its_dispatch_is_due_a_process_asks_redis_nothing_after_a_payout(api, merchant, queued, dispatch_clock,
-                                                                               django_capture_on_commit_callbacks):
-    """A dispatch never runs before it is due, and it lists every payout committed before it runs: a payout committed
-    before then (less the clock margin) needs no round trip to the flag, even if another dispatch cleared it
-    meanwhile. From the margin on, the flag is asked again."""
+def test_payouts_that_find_another_processs_flag_set_are_listed_by_the_dispatch_that_clears_it(
+        api, merchant, queued, django_capture_on_commit_callbacks):
+    """Another process set the flag (and sent the message): these payouts send nothing, and whichever dispatch clears
+    the flag next lists them, since each found it set after its commit."""
     fund(merchant, 5000)
-    start = dispatch_clock.now[0]
+    assert shared_cache.flag_set(payout_dispatch.DISPATCH_FLAG, seconds=60)
 
-    with django_capture_on_commit_callbacks(execute=True):
-        create(api, amount=1000, referenceId="p-1")
-    assert (queued, dispatch_clock.claims) == ([("payouts_dispatch", {}, 0.25)], [payout_dispatch.DISPATCH_FLAG])
-    due = start + payout_dispatch.DISPATCH_DELAY_SECONDS
-    assert float(dispatch_clock.held()) == pytest.approx(due)  # what other processes learn from the flag
-
-    dispatch_clock.now[0] = due - payout_dispatch.DISPATCH_CLOCK_MARGIN_SECONDS - 0.001
-    with django_capture_on_commit_callbacks(execute=True):
-        create(api, amount=1000, referenceId="p-2")
-    assert sending.payouts_dispatch(after=None) == 2  # another dispatch (a worker starting, say) clears the flag
-    with django_capture_on_commit_callbacks(execute=True):
-        third = create(api, amount=1000, referenceId="p-3")
-    assert len(dispatch_clock.claims) == 1  # p-2 and p-3: no round trip
-    assert [message[0] for message in queued] == ["payouts_dispatch", "payouts_process"]
-    # p-3 is PENDING, and the message due at `due` is still queued: when it runs, it lists p-3.
-
-    # Within the margin before it is due (a worker's clock may run that far ahead), the flag is asked again: cleared
-    # by the other dispatch, so p-4 sets it and sends a message of its own.
-    dispatch_clock.now[0] = due - payout_dispatch.DISPATCH_CLOCK_MARGIN_SECONDS / 2
-    with django_capture_on_commit_callbacks(execute=True):
-        fourth = create(api, amount=1000, referenceId="p-4")
-    assert len(dispatch_clock.claims) == 2
-    assert queued[2:] == [("payouts_dispatch", {}, 0.25)]
-    dispatch_clock.now[0] = due  # the first message runs: p-3 and p-4 are in its list
-    assert sending.payouts_dispatch() == 2
-    assert queued[3:] == [("payouts_process", {"payout_ids": [third["id"], fourth["id"]]})]
-
-
-@pytest.mark.parametrize(("held", "claims_after_three"), [
-    ("{in_ten_seconds}", 1),  # another process's dispatch, due in ten seconds: learnt once
-    ("1", 3),  # a flag without a due time (an older version's): asked every time, as before
-])
-def test_a_flag_another_process_set_tells_when_its_dispatch_is_due(api, merchant, queued, dispatch_clock,
-                                                                   django_capture_on_commit_callbacks,
-                                                                   held, claims_after_three):
-    fund(merchant, 5000)
-    held = held.format(in_ten_seconds=f"{dispatch_clock.now[0] + 10:.6f}")
-    assert shared_cache.flag_claim(payout_dispatch.DISPATCH_FLAG, held, seconds=60) is None
-    dispatch_clock.claims.clear()
-
+    created = []
     for number in range(3):
         with django_capture_on_commit_callbacks(execute=True):
-            create(api, amount=1000, referenceId=f"p-{number}")
+            created.append(create(api, amount=1000, referenceId=f"p-{number}")["id"])
 
-    assert queued == []  # the flag's setter sent the message
-    assert len(dispatch_clock.claims) == claims_after_three
-    # A process counts on a due time for DISPATCH_DELAY_SECONDS at most (a clock stepped back, a value from afar).
-    dispatch_clock.now[0] += payout_dispatch.DISPATCH_DELAY_SECONDS
-    with django_capture_on_commit_callbacks(execute=True):
-        create(api, amount=1000, referenceId="p-later")
-    assert len(dispatch_clock.claims) == claims_after_three + 1
+    assert queued == []
+    assert sending.payouts_dispatch() == 3
+    assert queued == [("payouts_process", {"payout_ids": created})]
 
 
 def test_a_dispatch_message_that_could_not_be_sent_is_tried_again_by_the_next_payout(api, merchant, queued,
