@@ -120,7 +120,7 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL",
 # CPU per message, 45% of a no-op task's. Without it a message a worker holds is in its memory: put back on a warm
 # shutdown, gone with a crash, after which the sweepers send the work again within a minute. Hence no
 # task_acks_late and no task_reject_on_worker_lost: without emulation they change nothing (and the thread pool has
-# no child process to lose). docs/decisions/0060-tasks-are-nudges-without-acknowledgement-emulation.md.
+# no child process to lose). docs/decisions/0045-tasks-are-nudges.md.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"ack_emulation": False}
 # Without it, Celery's Django fixup closes the database connection before and after every task, so each webhook
 # delivery would open a new PostgreSQL connection. Connections are recycled every 2 x this many tasks.
