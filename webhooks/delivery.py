@@ -20,7 +20,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.celery import task_enqueue
-from core import inserts
 from core.modes import live_mode_simulated
 from webhooks import http, signing
 from webhooks.metrics import delivery_outcome_record
@@ -99,11 +98,9 @@ def delivery_claim(*, delivery_id: str) -> Claim | None:
         payload = json.loads(row[6]) if isinstance(row[6], str) else row[6]
     else:
         payload = Event.objects.filter(pk=event_id).values_list("payload", flat=True).first()
-    # Built from the model's declared fields (core.inserts.new), not through Model.__init__: every delivery does it.
-    delivery = inserts.new(Delivery, id=delivery_uuid, event_id=uuid.UUID(str(event_id)),
-                           merchant_id=uuid.UUID(str(merchant_id)), livemode=bool(livemode), url=url,
-                           failures=failures, attempts=attempts, status=Delivery.Status.PENDING,
-                           locked_until=lease_until)
+    delivery = Delivery(id=delivery_uuid, event_id=uuid.UUID(str(event_id)), merchant_id=uuid.UUID(str(merchant_id)),
+                        livemode=bool(livemode), url=url, failures=failures, attempts=attempts,
+                        status=Delivery.Status.PENDING, locked_until=lease_until)
     return Claim(delivery=delivery, lease_until=lease_until, payload=payload)
 
 

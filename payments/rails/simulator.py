@@ -9,7 +9,6 @@ path as a real one: stored raw, then processed idempotently.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import time
@@ -19,7 +18,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from core import inserts, readback
 from core.codes import random_code
 from payments.formats.cards import PAID, TEST_CARDS
 from payments.models import SimulatorOperation
@@ -228,19 +226,16 @@ class SimulatorRail:
     @staticmethod
     def _repeat(key: str) -> SimulatorOperation | None:
         """The operation already done under this idempotency key, counting the repeated call."""
-        return readback.returned(SimulatorOperation, _statements()["repeat"], [key])
+        return _first(SimulatorOperation.objects.raw(_statements()["repeat"], [key]))
 
     @staticmethod
     def _record(*, with_operation: SimulatorOperation | None = None, **fields) -> SimulatorOperation:
-        """The operation, and `with_operation` in the same INSERT when given: one statement, atomic by itself."""
+        """The operation, and `with_operation` in the same INSERT when given: both or neither."""
         operation = SimulatorOperation(**fields)
-        rows = (operation,) if with_operation is None else (with_operation, operation)
-        # Outside a transaction one INSERT is atomic by itself (no BEGIN and COMMIT); inside one, a savepoint, so that
-        # a lost race leaves the caller's transaction usable.
-        in_transaction = transaction.get_connection().in_atomic_block
+        rows = [operation] if with_operation is None else [with_operation, operation]
         try:
-            with transaction.atomic() if in_transaction else contextlib.nullcontext():
-                inserts.insert(*rows)
+            with transaction.atomic():  # inside a caller's transaction, a savepoint: a lost race leaves it usable
+                SimulatorOperation.objects.bulk_create(rows)
         except IntegrityError:  # a concurrent call under the same key won: it is the one that happened
             return SimulatorOperation.objects.get(key=fields["key"])
         return operation
@@ -253,8 +248,22 @@ def _records_or_repeats(operations: list[SimulatorOperation]) -> list[SimulatorO
     one call. Rows go in the keys' order, so two calls sharing keys take their locks in one order."""
     operations = sorted({operation.key: operation for operation in reversed(operations)}.values(),
                         key=lambda operation: operation.key)
-    sql, params = inserts.rows_statement(operations)
-    return readback.returned_all(SimulatorOperation, sql + _statements()["or_repeat"], params)
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(operations))
+    params = [value for operation in operations for value in (
+        operation.key, operation.kind, operation.livemode, operation.amount, operation.status, operation.outcome,
+        operation.reference, operation.calls, operation.created_at, operation.updated_at)]
+    return list(SimulatorOperation.objects.raw(_RECORD_OR_REPEAT.format(values=values), params))
+
+
+# `_records_or_repeats`' statement, `{values}` the placeholders of its rows.
+_RECORD_OR_REPEAT = (
+    "INSERT INTO payments_simulatoroperation "
+    "(key, kind, livemode, amount, status, outcome, reference, calls, created_at, updated_at) VALUES {values} "
+    "ON CONFLICT (key) DO UPDATE SET calls = payments_simulatoroperation.calls + 1 RETURNING *")
+
+
+def _first(rows) -> SimulatorOperation | None:
+    return next(iter(rows), None)
 
 
 def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
@@ -274,8 +283,8 @@ def _answers(operations: list[SimulatorOperation]) -> list[OperationStatus]:
     changed = {operation.key: operation for operation in due if operation.key not in confirmed}
     if changed:
         kind = next(iter(changed.values())).kind  # one call's operations are of one kind
-        changed = {operation.key: operation for operation in readback.returned_all(
-            SimulatorOperation, _keys_in("get", len(changed)), [*changed, kind])}
+        changed = {operation.key: operation for operation in SimulatorOperation.objects.raw(
+            _keys_in("get", len(changed)), [*changed, kind])}
     answers = []
     for operation in operations:
         operation = changed.get(operation.key, operation)
@@ -288,15 +297,15 @@ def _statuses(keys: list[str], kind: str) -> list[OperationStatus | None]:
     """What `_answers` says of the operation of each key and kind, in the keys' order (None: there is none). The
     due ones are confirmed and read by the one UPDATE that confirms them; only the others are read again."""
     now = timezone.now()
-    confirming = readback.returned_all(SimulatorOperation, _keys_in("confirm_due", len(keys)), [
+    confirming = list(SimulatorOperation.objects.raw(_keys_in("confirm_due", len(keys)), [
         "SUCCEEDED", _field("updated_at").get_db_prep_save(now, connection), *keys, kind, "PENDING",
         _field("created_at").get_db_prep_save(
-            now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)])
+            now - timedelta(seconds=settings.SIMULATOR_AUTO_CONFIRM_SECONDS), connection)]))
     confirmed = {operation.key for operation in confirming}
     rest = [key for key in dict.fromkeys(keys) if key not in confirmed]
     found: dict[str, OperationStatus] = {}
     if rest:
-        operations = readback.returned_all(SimulatorOperation, _keys_in("get", len(rest)), [*rest, kind])
+        operations = list(SimulatorOperation.objects.raw(_keys_in("get", len(rest)), [*rest, kind]))
         found = dict(zip([operation.key for operation in operations], _answers(operations), strict=True))
     return [OperationStatus(status="SUCCEEDED") if key in confirmed else found.get(key) for key in keys]
 
@@ -306,7 +315,7 @@ def _field(name: str):
 
 
 def _operation(key: str, kind: str) -> SimulatorOperation | None:
-    return readback.returned(SimulatorOperation, _keys_in("get", 1), [key, kind])
+    return _first(SimulatorOperation.objects.raw(_keys_in("get", 1), [key, kind]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -335,9 +344,6 @@ def _statements() -> dict[str, str]:
         "confirm_due": f"UPDATE {table} SET {status} = %s, {updated_at} = %s "  # noqa: S608
                        f"WHERE {key} IN ({{keys}}) AND {kind} = %s AND {status} = %s AND {created_at} <= %s "
                        f"RETURNING {columns}",
-        # After the INSERT of `_records_or_repeats` (PostgreSQL and SQLite >= 3.35 alike): a key already there
-        # counts a call.
-        "or_repeat": f" ON CONFLICT ({key}) DO UPDATE SET {calls} = {table}.{calls} + 1 RETURNING {columns}",
     }
 
 
