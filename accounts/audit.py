@@ -17,7 +17,6 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.models import AccountEvent, Merchant, User
-from core import inserts
 from core.requests import client_ip, request_meta
 
 USER_AGENT_MAX = 300
@@ -34,12 +33,12 @@ def request_origin(request: HttpRequest | None) -> dict:
 def audit_build(request: HttpRequest | None, *, merchant: Merchant | None, action: str, obj_type: str = "",
                 obj_id: str = "", before: Any = None, after: Any = None, actor_user: User | None = None,
                 actor_key: str | None = None, reason: str = "", details: dict | None = None) -> AccountEvent:
-    """The entry, not saved: for a service that writes it in the same statement as the change it records."""
+    """The entry, not saved: for a service that saves it in the same transaction as the change it records."""
     if actor_user is None and actor_key is None and request is not None:
         user = getattr(request, "user", None)
         actor_user = user if getattr(user, "is_authenticated", False) else None
-    return inserts.new(
-        AccountEvent, merchant=merchant, actor=actor_user, actor_key=actor_key or "", action=action, obj_type=obj_type,
+    return AccountEvent(
+        merchant=merchant, actor=actor_user, actor_key=actor_key or "", action=action, obj_type=obj_type,
         obj_id=str(obj_id), before=before, after=after, reason=reason, details=details or {},
         **request_origin(request))
 

@@ -220,38 +220,19 @@ def timestamp(value: datetime | None) -> str | None:
 
 
 # --- Base view -------------------------------------------------------------------------------------------------------
-PostWrapper = Callable[[Callable[..., Response]], Callable[..., Response]]
-_post_wrapper: PostWrapper | None = None
-_views_with_post: list[type[ApiView]] = []
-
-
-def post_wrapper_register(wrapper: PostWrapper) -> None:
-    """Wrap the POST handler of every API view, those already defined and those defined later, with `wrapper`: the
-    Idempotency-Key protocol, which the app that owns it (integrations) registers from its AppConfig.ready(). Until
-    it is registered an API view refuses every POST (see ApiView.initial), so no endpoint runs one unwrapped."""
-    global _post_wrapper
-    if wrapper is _post_wrapper:
-        return
-    if _post_wrapper is not None:
-        raise ImproperlyConfigured("The API views' POST wrapper is already registered")
-    _post_wrapper = wrapper
-    for view in _views_with_post:
-        view.post = wrapper(view.__dict__["post"])
-
-
 class ApiView(APIView):
     """Base of every authenticated API view: the RateLimit-* headers of the key pair's rate limit (counted during
-    authentication), JSON only, and Idempotency-Key on every POST (wrapped automatically by the wrapper registered
-    with `post_wrapper_register`: no endpoint can forget it)."""
+    authentication), JSON only, and Idempotency-Key on every POST: each POST handler is decorated with
+    `integrations.idempotency.idempotent`, and a view whose `post` is not is refused when its class is defined (this
+    app imports no other, so it checks the mark the decorator leaves rather than applying it)."""
 
     renderer_classes = [ApiJSONRenderer]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "post" in cls.__dict__:
-            _views_with_post.append(cls)
-            if _post_wrapper is not None:
-                cls.post = _post_wrapper(cls.__dict__["post"])
+        if "post" in cls.__dict__ and not getattr(cls.__dict__["post"], "idempotent", False):
+            raise ImproperlyConfigured(f"{cls.__qualname__}.post is not decorated with "
+                                       "integrations.idempotency.idempotent (Idempotency-Key on every POST)")
 
     def freshness_key(self, **kwargs: Any) -> str | None:
         """The `core.readcache` token key of the object this request reads, fetched by the authentication's round
@@ -259,8 +240,6 @@ class ApiView(APIView):
         return None
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        if _post_wrapper is None and request.method == "POST":
-            raise ImproperlyConfigured("No POST wrapper is registered (integrations.apps registers Idempotency-Key)")
         request.freshness_key = self.freshness_key(**kwargs) if request.method == "GET" else None
         super().initial(request, *args, **kwargs)
 

@@ -28,7 +28,7 @@ def plain_json(data: Any) -> bytes | None:
     """orjson's JSON of `data` when it is made of JSON's own types only (dicts with string keys, lists, tuples,
     strings, integers within 64 bits, booleans, None, floats), the JSON the standard library writes of it then (but
     for NaN and Infinity, which orjson writes as null); None for anything else, which the caller gives to its own
-    encoder. The renderer below and `core.inserts` (JSON columns) use it."""
+    encoder. The renderer below uses it."""
     try:
         return orjson.dumps(data, default=_refuse, option=_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError: a value only the caller's encoder writes

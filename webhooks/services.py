@@ -7,13 +7,11 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Model
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
 from accounts.signals import MEMO_ATTRIBUTE, merchant_changed
-from core import inserts
 from core.api import timestamp
 from core.errors import InvalidState
 from core.ids import uuid7
@@ -27,39 +25,35 @@ SECRET_ROTATION_GRACE = timedelta(hours=24)
 
 
 def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
-                 webhook_url: str | None = None, endpoints: list[WebhookEndpoint] | None = None,
-                 rows: tuple[Model, ...] = ()) -> Event:
+                 webhook_url: str | None = None, endpoints: list[WebhookEndpoint] | None = None) -> Event:
     """Record an event and its deliveries inside the caller's transaction: they exist if and only if the change
-    commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost.
-
-    `rows` are the caller's own new rows (the charge the event announces, say), written first in the same single
-    statement as the event and its deliveries (`core.inserts.insert`): all or nothing, in one round trip, with no
-    transaction needed around them."""
+    commits. Deliveries are enqueued after the commit; the sweeper catches any enqueue that is lost."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("event_record needs the caller's transaction")
     event, deliveries = event_build(merchant=merchant, livemode=livemode, type=type, obj=obj,
                                     previous_status=previous_status, webhook_url=webhook_url, endpoints=endpoints)
-    events_write([(event, deliveries)], rows=rows)
-    return event
-
-
-def events_write(built: list[tuple[Event, list[Delivery]]], *, rows: tuple[Model, ...] = (),
-                 then: tuple[str, list] | None = None):
-    """Write events and their deliveries from `event_build` with the caller's `rows`, in one statement, and enqueue
-    the deliveries after the commit: what `event_record` and `events_record` do. `then`: a query run in the same
-    statement before them (`core.inserts.insert`), whose first row is returned."""
-    deliveries = [delivery for _, event_deliveries in built for delivery in event_deliveries]
-    row = inserts.insert(*rows, *(event for event, _ in built), *deliveries, then=then)
+    event.save(force_insert=True)
+    if deliveries:
+        Delivery.objects.bulk_create(deliveries)
     _deliveries_enqueue_on_commit(deliveries)
-    return row
+    return event
 
 
 def events_record(events: list[dict]) -> list[Event]:
     """Several events, each given as `event_build`'s keyword arguments, and their deliveries, recorded as
-    `event_record` records one, in one statement (the worker moving a batch of payouts)."""
+    `event_record` records one, with one INSERT for the events and one for their deliveries (the worker moving a
+    batch of payouts)."""
     if not events:
         return []
+    if not connection.in_atomic_block:
+        raise RuntimeError("events_record needs the caller's transaction")
     built = [event_build(**fields) for fields in events]
-    events_write(built)
-    return [event for event, _ in built]
+    deliveries = [delivery for _, event_deliveries in built for delivery in event_deliveries]
+    written = Event.objects.bulk_create([event for event, _ in built])
+    if deliveries:
+        Delivery.objects.bulk_create(deliveries)
+    _deliveries_enqueue_on_commit(deliveries)
+    return written
 
 
 def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
@@ -72,17 +66,17 @@ def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pre
         "id": str(event_id), "type": type, "createdAt": timestamp(now), "livemode": livemode,
         "apiVersion": settings.API_VERSION, "data": {"object": obj, "previousStatus": previous_status},
     }
-    event = inserts.new(Event, id=event_id, merchant=merchant, livemode=livemode, type=type,
-                        object_id=str(obj.get("id", "")), payload=payload, created_at=now)
+    event = Event(id=event_id, merchant=merchant, livemode=livemode, type=type, object_id=str(obj.get("id", "")),
+                  payload=payload, created_at=now)
     if endpoints is None:
-        endpoints = [e for e in _enabled_endpoints(merchant, livemode) if e.wants(type)]
+        endpoints = [e for e in enabled_endpoints(merchant, livemode) if e.wants(type)]
     targets: dict[str, WebhookEndpoint | None] = {}
     if webhook_url:
         targets[webhook_url] = None
     for endpoint in endpoints:
         targets.setdefault(endpoint.url, endpoint)
-    deliveries = [inserts.new(Delivery, event=event, merchant=merchant, livemode=livemode, endpoint=endpoint,
-                              url=url, next_attempt_at=now, created_at=now, enqueued_at=now)
+    deliveries = [Delivery(event=event, merchant=merchant, livemode=livemode, endpoint=endpoint, url=url,
+                           next_attempt_at=now, created_at=now, enqueued_at=now)
                   for url, endpoint in targets.items()]
     return event, deliveries
 
@@ -93,7 +87,7 @@ def _deliveries_enqueue_on_commit(deliveries: list[Delivery]) -> None:
         transaction.on_commit(lambda: _enqueue(ids))
 
 
-def _enabled_endpoints(merchant: Merchant, livemode: bool) -> list[WebhookEndpoint]:
+def enabled_endpoints(merchant: Merchant, livemode: bool) -> list[WebhookEndpoint]:
     """The merchant's enabled endpoints of a mode. A merchant held by the API's key cache keeps them (under
     `accounts.signals.MEMO_ATTRIBUTE`) for as long as that cache keeps it: a change to an endpoint sends
     `merchant_changed`, which invalidates the merchant there (in every process), exactly as a revoked key does, so
@@ -128,7 +122,7 @@ def endpoint_create(*, merchant: Merchant, livemode: bool, url: str, event_types
     with transaction.atomic():
         endpoint = WebhookEndpoint.objects.create(merchant=merchant, livemode=livemode, url=url,
                                                   description=description, event_types=_clean_event_types(event_types))
-        merchant_changed.send(sender=WebhookEndpoint, merchant_id=merchant.pk)  # see _enabled_endpoints
+        merchant_changed.send(sender=WebhookEndpoint, merchant_id=merchant.pk)  # see enabled_endpoints
     return endpoint
 
 
@@ -139,7 +133,7 @@ def endpoint_update(*, endpoint: WebhookEndpoint, url: str, event_types: list[st
         endpoint.url, endpoint.description, endpoint.enabled = url, description, enabled
         endpoint.event_types = _clean_event_types(event_types)
         endpoint.save(update_fields=["url", "description", "enabled", "event_types"])
-        merchant_changed.send(sender=WebhookEndpoint, merchant_id=endpoint.merchant_id)  # see _enabled_endpoints
+        merchant_changed.send(sender=WebhookEndpoint, merchant_id=endpoint.merchant_id)  # see enabled_endpoints
         # Retries still pending follow the endpoint: to its new URL, or nowhere once it is disabled. A retry whose
         # event already has a delivery to the new URL is dropped (one delivery per event and URL).
         pending = Delivery.objects.filter(endpoint=endpoint, status=Delivery.Status.PENDING)

@@ -12,6 +12,7 @@ from accounts.models import AccountEvent
 from core.api import ApiView, StrictCharField, StrictSerializer, paginate, path_uuid, reject_unknown_params
 from core.errors import NotFound, validation_error
 from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
+from integrations.idempotency import idempotent
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param
 from payments.disputes import schema as dispute_schema
 from payments.disputes import selectors as dispute_selectors
@@ -76,6 +77,7 @@ class DisputeEvidenceApi(ApiView):
 
     @extend_schema(operation_id="dispute_evidence_submit", summary="Answer an OPEN dispute with evidence",
                    request=DisputeEvidence, responses=dispute_schema.Dispute)
+    @idempotent
     def post(self, request: Request, dispute_id: str) -> Response:
         dispute_id = path_uuid(dispute_id, "dispute")
         data = self.DisputeEvidence.validated(request.data)
@@ -88,6 +90,7 @@ class DisputeEvidenceApi(ApiView):
 class DisputeAcceptApi(ApiView):
     @extend_schema(operation_id="dispute_accept", summary="Accept an OPEN dispute: the payer gets the money",
                    request=None, responses=dispute_schema.Dispute)
+    @idempotent
     def post(self, request: Request, dispute_id: str) -> Response:
         dispute_id = path_uuid(dispute_id, "dispute")
         EmptyRequest.validated(request.data)
@@ -114,6 +117,7 @@ class SandboxDisputeSimulateApi(ApiView):
 
     @extend_schema(operation_id="sandbox_dispute_simulate", summary="Test mode: decide a dispute (win or lose)",
                    request=dispute_schema.DisputeSimulation, responses=dispute_schema.Dispute)
+    @idempotent
     def post(self, request: Request, dispute_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()

@@ -26,6 +26,7 @@ from django.utils.translation import gettext
 from accounts.models import Merchant
 from core.errors import InvalidState, NotFound
 from core.tasks import task_enqueue
+from integrations.idempotency import effect_record
 from payments import rails
 from payments.disputes.serializers import dispute_serialize
 from payments.ledger import services as ledger
@@ -162,6 +163,7 @@ def dispute_accept(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute
         Dispute.objects.filter(pk=dispute.pk, status=DisputeStatus.OPEN).update(
             rail_answer=DisputeRailAnswer.PENDING, rail_answer_accept=True, updated_at=now)
         dispute.rail_answer, dispute.rail_answer_accept, dispute.updated_at = DisputeRailAnswer.PENDING, True, now
+        effect_record()
         _answer_queue(dispute.pk)
     logger.info("payments.dispute_accept_sent_to_rail", extra={"dispute_id": str(dispute.pk)})
     return dispute
@@ -338,5 +340,7 @@ def _money_to_payer(dispute: Dispute, payin: Payin, *, now: datetime) -> None:
 
 
 def _event_record(dispute: Dispute, payin: Payin, type: str, *, previous_status: str | None) -> None:
+    """The dispute's event, in the caller's transaction, which is the request's effect (`effect_record`)."""
+    effect_record()
     event_record(merchant=payin.merchant, livemode=payin.livemode, type=type, obj=dispute_serialize(dispute),
                  previous_status=previous_status, webhook_url=payin.webhook_url or None)

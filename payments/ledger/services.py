@@ -11,7 +11,6 @@ Amounts are integer cents, signed: positive adds to an account's balance.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass
 
@@ -19,8 +18,8 @@ from django.db import connection, transaction
 from django.utils.translation import gettext_lazy
 
 from accounts.models import Merchant
-from core import inserts
 from core.errors import DomainError
+from payments import lock_objects
 from payments.models import (
     AccountKind,
     BalanceAdjustment,
@@ -56,7 +55,8 @@ def accounts_ensure(*, merchant: Merchant, livemode: bool) -> dict[str, LedgerAc
 
 
 def lock(*, merchant: Merchant, livemode: bool) -> dict[str, LedgerAccount]:
-    """Lock all the merchant's accounts of the mode, in id order, and return them as they are now."""
+    """Lock all the merchant's accounts of the mode, in id order (`lock_objects.ledger_accounts`), and return them as
+    they are now, by kind."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.lock needs the caller's transaction")
     accounts = _locked(merchant, livemode)
@@ -69,29 +69,11 @@ def lock(*, merchant: Merchant, livemode: bool) -> dict[str, LedgerAccount]:
 
 
 def _locked(merchant: Merchant, livemode: bool) -> dict[str, LedgerAccount]:
-    with connection.cursor() as cursor:
-        cursor.execute(_locked_sql(), [Merchant._meta.pk.get_db_prep_value(merchant.pk, connection), livemode])
-        rows = cursor.fetchall()
     accounts = {}
-    for pk, kind, balance in rows:
-        account = LedgerAccount.from_db(connection.alias, _LOCKED_FIELDS, [pk, merchant.pk, livemode, kind, balance])
+    for account in lock_objects.ledger_accounts(merchant=merchant, livemode=livemode):
         account.merchant = merchant
-        accounts[kind] = account
+        accounts[account.kind] = account
     return accounts
-
-
-_LOCKED_FIELDS = ["id", "merchant_id", "livemode", "kind", "balance"]
-
-
-@functools.cache
-def _locked_sql() -> str:
-    """`select_for_update().filter(merchant=…, livemode=…).order_by("pk")`, written once: every payout and every
-    movement runs it, and compiling it cost more than running it."""
-    table, *columns = (connection.ops.quote_name(name) for name in (
-        LedgerAccount._meta.db_table, "id", "kind", "balance", "merchant_id", "livemode"))
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: its write lock serializes
-    return (f"SELECT {columns[0]}, {columns[1]}, {columns[2]} FROM {table} "  # noqa: S608 (names from the model)
-            f"WHERE {columns[3]} = %s AND {columns[4]} = %s ORDER BY {columns[0]}{lock}")
 
 
 @dataclass(frozen=True)
@@ -114,13 +96,12 @@ def post(*, merchant: Merchant, livemode: bool, legs: list[Leg], object_type: st
 
 def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
               accounts: dict[str, LedgerAccount] | None = None) -> list[LedgerTransaction]:
-    """Write balanced movements of one merchant and mode, in this order, under one lock and in one statement (the
-    worker completing a batch of payouts); each is checked and written exactly as `post` writes one.
+    """Write balanced movements of one merchant and mode, in this order, under one lock (the worker completing a
+    batch of payouts); each is checked and written exactly as `post` writes one.
 
-    Everything but the balances is built before the lock (the rows, their statement and its values); under it, each
-    entry's account and balance after it are filled in, then the movements and the new balances go out in one
-    statement, and the caller commits: the hot row of a merchant paying out is held for two round trips and no Python
-    work but that, so the API's payouts do not queue behind a batch being put together."""
+    The rows are built before the lock; under it, each entry gets its account and its running balance, then the
+    movements, their entries and the new balances are written (an INSERT of the movements, one of their entries, an
+    UPDATE of the balances), and the caller commits."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.post needs the caller's transaction")
     kept = []  # each movement's legs but the zero ones
@@ -136,51 +117,26 @@ def post_many(*, merchant: Merchant, livemode: bool, movements: list[Movement],
         return []
     if accounts is not None and {a.merchant_id for a in accounts.values()} != {merchant.pk}:
         raise UnbalancedTransaction("the locked accounts belong to another merchant")
-    written, entries, legs_in_order, moved = [], [], [], {}
+    written, entries = [], []  # entries: (the leg's kind, its entry)
     for movement, legs in zip(movements, kept, strict=True):
-        row = inserts.new(LedgerTransaction, merchant=merchant, livemode=livemode, object_type=movement.object_type,
-                          object_id=movement.object_id, reference_id=movement.reference_id,
-                          description=movement.description[:255])
-        for leg in legs:
-            moved[leg.kind] = moved.get(leg.kind, 0) + leg.amount  # the account's change so far in this call
-            legs_in_order.append((leg.kind, moved[leg.kind]))
-            entries.append(inserts.new(LedgerEntry, transaction=row, account_id=0, amount=leg.amount,
-                                       line_type=leg.line_type, balance_after=0, created_at=row.created_at))
+        row = LedgerTransaction(merchant=merchant, livemode=livemode, object_type=movement.object_type,
+                                object_id=movement.object_id, reference_id=movement.reference_id,
+                                description=movement.description[:255])
+        entries += [(leg.kind, LedgerEntry(transaction=row, amount=leg.amount, line_type=leg.line_type,
+                                           created_at=row.created_at)) for leg in legs]
         written.append(row)
-    statements = [inserts.rows_statement(written), inserts.rows_statement(entries)]
-    values = statements[1][1]  # the entries' values, a row after another
-    width = len(values) // len(entries)
-    account_at, balance_at = _entry_positions()
     if accounts is None:
         accounts = lock(merchant=merchant, livemode=livemode)
-    # The lock is held from here: only the balances are filled in before the statement goes.
-    for n, ((kind, change), entry) in enumerate(zip(legs_in_order, entries, strict=True)):
-        account = accounts[kind]
-        entry.account_id = values[n * width + account_at] = account.pk
-        entry.balance_after = values[n * width + balance_at] = account.balance + change
     touched = {}
-    for kind, change in moved.items():
+    for kind, entry in entries:
         account = accounts[kind]
-        account.balance += change
-        touched[account.pk] = account.balance
-    # The new balances are known (their rows are locked): they are written with the movements, in one statement.
-    inserts.write([_balances_update(touched), *statements], [*written, *entries])
+        account.balance += entry.amount
+        entry.account, entry.balance_after = account, account.balance
+        touched[account.pk] = account
+    LedgerTransaction.objects.bulk_create(written)
+    LedgerEntry.objects.bulk_create([entry for _, entry in entries])  # their ids in this order: statements list them so
+    LedgerAccount.objects.bulk_update(touched.values(), ["balance"])
     return written
-
-
-@functools.cache
-def _entry_positions() -> tuple[int, int]:
-    """Where an entry's account and balance after sit among its row's values (`core.inserts.rows_statement`)."""
-    return inserts.plain_position(LedgerEntry, "account_id"), inserts.plain_position(LedgerEntry, "balance_after")
-
-
-def _balances_update(balances: dict[int, int]) -> tuple[str, list]:
-    table, pk, balance = (connection.ops.quote_name(name) for name in (LedgerAccount._meta.db_table, "id", "balance"))
-    cases = " ".join(["WHEN %s THEN %s"] * len(balances))
-    ids = ", ".join(["%s"] * len(balances))
-    params = [value for pair in balances.items() for value in pair] + list(balances)
-    # Names from the model (quoted) and placeholders for every value: nothing from a request.
-    return f"UPDATE {table} SET {balance} = CASE {pk} {cases} END WHERE {pk} IN ({ids})", params  # noqa: S608
 
 
 logger = logging.getLogger(__name__)

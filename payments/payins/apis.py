@@ -23,6 +23,7 @@ from core.api import (
 )
 from core.errors import validation_error
 from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
+from integrations.idempotency import idempotent
 from payments import fields
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
 from payments.models import PayinStatus, PaymentMethod
@@ -38,6 +39,7 @@ from payments.payins.validation import payin_request_validate
 class PayinsApi(ApiView):
     @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
                    request=payin_schema.PayinRequest, responses={201: payin_schema.Payin, **RAIL_ERRORS})
+    @idempotent
     def post(self, request: Request) -> Response:
         data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       today=dates.sao_paulo_today())
@@ -94,6 +96,7 @@ class PayinDetailApi(ApiView):
 class PayinCancelApi(ApiView):
     @extend_schema(operation_id="payin_cancel", summary="Cancel a PENDING PIX or BOLETO charge", request=None,
                    responses=payin_schema.Payin)
+    @idempotent
     def post(self, request: Request, payin_id: str) -> Response:
         EmptyRequest.validated(request.data)
         payin = payins.payin_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
@@ -112,6 +115,7 @@ class PayinRefundsApi(ApiView):
 
     @extend_schema(operation_id="refund_create", summary="Refund part or the rest of a PIX or card charge",
                    request=RefundRequest, responses={201: payin_schema.Refund, **RAIL_ERRORS})
+    @idempotent
     def post(self, request: Request, payin_id: str) -> Response:
         payin_id = path_uuid(payin_id, "charge")
         data = self.RefundRequest.validated(request.data)
@@ -146,6 +150,7 @@ class SandboxPayinSimulateApi(ApiView):
 
     @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or dispute a charge",
                    request=payin_schema.PayinSimulation, responses=payin_schema.Payin)
+    @idempotent
     def post(self, request: Request, payin_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core import inserts
 from core.errors import InvalidState
+from integrations.idempotency import effect_record
 from payments import rails
 from payments.formats.cards import bin6, brand, fingerprint, last4
 from payments.ledger import services as ledger
@@ -62,9 +62,11 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
                       "last4": last4(card_data.number), "holderName": card_data.holder_name,
                       "expirationMonth": card_data.expiration_month, "expirationYear": card_data.expiration_year,
                       "installments": card["installments"], "token": None}
-    # Committed before the call (one INSERT, autocommit): whatever happens next, the rail can only have charged a
-    # charge we know of. Its event waits for the answer, so a charge answered at once has one event, as before.
-    inserts.insert(payin)
+    # Committed before the call: whatever happens next, the rail can only have charged a charge we know of, and the
+    # request has taken effect. Its event waits for the answer, so a charge answered at once has one event.
+    with transaction.atomic():
+        payin.save(force_insert=True)
+        effect_record()
     try:
         result = rail.card_authorize(key=str(payin.id), livemode=payin.livemode, amount=payin.amount,
                                      installments=card["installments"], card=card_data,
@@ -75,7 +77,7 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
         return _card_left_pending(payin)
     if result.status not in ("PAID", "FAILED"):  # the rail holds it: ask again later
         return _card_left_pending(payin)
-    new_token = ()
+    new_token = None
     if result.status == "PAID" and token is None and card_data is not None:
         token = CardToken(token="card_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"),
                           merchant=payin.merchant, livemode=payin.livemode, rail_token=result.rail_token,
@@ -84,14 +86,16 @@ def card_charge(payin: Payin, *, card: dict, rail: rails.Rail) -> Payin:
                           expiration_year=card_data.expiration_year,
                           fingerprint=fingerprint(card_data.number, key=_card_fingerprint_key()))
         payin.card["token"] = token.token
-        new_token = (token,)  # written in the payin.paid event's statement
+        new_token = token  # written with the payin.paid transition
     try:
         with transaction.atomic():
             # No lock needed first: the transition is a conditional update from PENDING, which finds nothing to move
-            # (InvalidState, and the token is never written) when reconciliation recorded the answer first.
+            # (InvalidState, and the token's row is rolled back with it) when reconciliation recorded the answer first.
+            if new_token is not None:
+                new_token.save(force_insert=True)
             return _card_result_apply(payin, status=result.status, failure_code=result.failure_code,
                                       authorization_code=result.authorization_code, previous_status=None,
-                                      card=payin.card, rows=new_token)
+                                      card=payin.card)
     except InvalidState:
         return Payin.objects.select_related("merchant").get(pk=payin.pk)
 

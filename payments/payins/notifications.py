@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from core.errors import InvalidState, NotFound
+from integrations.idempotency import effect_record
 from payments import rails
 from payments.disputes import services as disputes
 from payments.models import Payin, RailNotification, UnmatchedKind
@@ -45,6 +46,7 @@ def notification_record(*, rail_name: str, notification: Notification, body: byt
         with transaction.atomic():
             row = RailNotification.objects.create(rail=rail_name, dedupe_key=notification.dedupe_key,
                                                   body=body.decode("utf-8", "replace"))
+            effect_record()  # a sandbox action's notification, stored: whatever follows, the request took effect
     except IntegrityError:
         row = RailNotification.objects.get(rail=rail_name, dedupe_key=notification.dedupe_key)
     notification_process(row_id=row.pk, notification=notification)

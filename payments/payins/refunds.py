@@ -15,6 +15,7 @@ from django.utils.translation import gettext, gettext_lazy
 from accounts.models import Merchant
 from core.errors import DomainError, InvalidState, ValidationFailed
 from core.tasks import task_enqueue
+from integrations.idempotency import effect_record
 from payments import rails
 from payments.disputes.selectors import payin_under_dispute
 from payments.ledger import services as ledger
@@ -101,6 +102,7 @@ def _refund_hold(*, merchant: Merchant, livemode: bool, payin_id, amount: int | 
         now = timezone.now()
         refund = Refund.objects.create(payin=payin, merchant=payin.merchant, livemode=livemode, amount=amount,
                                        reason=reason, created_at=now, updated_at=now)
+        effect_record()
         payin_refunded_amount_add(payin, amount, now=now)
         ledger.post(merchant=payin.merchant, livemode=livemode, object_type="refund", object_id=str(refund.id),
                     reference_id=payin.reference_id, description=f"Refund of charge {payin.id}", accounts=accounts,
@@ -119,6 +121,7 @@ def refund_resolve(*, refund_id, status: str, failure_code: str = "") -> Refund 
         refund = Refund.objects.select_for_update().get(pk=refund_id)
         if refund.status != RefundStatus.PENDING or status not in (RefundStatus.SUCCEEDED, RefundStatus.FAILED):
             return None
+        effect_record()
         if status == RefundStatus.SUCCEEDED:
             _refund_succeeded(refund, payin)
         else:

@@ -20,9 +20,9 @@ from django.utils.translation import gettext
 from accounts.models import Merchant
 from accounts.selectors import merchant_city, merchant_display_name
 from accounts.signals import MEMO_ATTRIBUTE
-from core import inserts
 from core.dates import sao_paulo_date
 from core.errors import DomainError, InvalidState
+from integrations.idempotency import effect_record
 from payments import policy, rails
 from payments.formats import boleto, pix
 from payments.models import (
@@ -79,8 +79,8 @@ def payin_create_answered(*, merchant: Merchant, livemode: bool, data: dict) -> 
     if method not in rail.payment_methods:  # never a simulated success in place of a rail that does not exist
         raise PaymentMethodUnavailable(method)
     now = timezone.now()
-    payin = inserts.new(
-        Payin, merchant=merchant, livemode=livemode, payment_method=method, amount=data["amount"],
+    payin = Payin(
+        merchant=merchant, livemode=livemode, payment_method=method, amount=data["amount"],
         fee=policy.payin_fee(merchant=merchant, payment_method=method, amount=data["amount"]),
         reference_id=data["reference_id"], description=data["description"], metadata=data["metadata"],
         customer=data["customer"], items=data["items"], payer_ip=data["payer_ip"],
@@ -90,10 +90,7 @@ def payin_create_answered(*, merchant: Merchant, livemode: bool, data: dict) -> 
     if method == PaymentMethod.CREDIT_CARD:  # outside any transaction: card_charge commits before it calls the rail
         payin = card_charge(payin, card=data["card"], rail=rail)
         return payin, payin_serialize(payin)
-    if method == PaymentMethod.PIX:
-        return payin, _pending_charge_create(payin, data=data, rail=rail, now=now)
-    with transaction.atomic():  # on SQLite the boleto number is the largest plus one: the write lock keeps it unique
-        return payin, _pending_charge_create(payin, data=data, rail=rail, now=now)
+    return payin, _pending_charge_create(payin, data=data, rail=rail, now=now)
 
 
 def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: datetime) -> dict:
@@ -118,10 +115,13 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
                                  amount=payin.amount, due_date=payin.boleto_due_date)
     except RailError as exc:
         raise RailUnavailable() from exc
-    # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
+    # The charge, its payin.created event and the event's deliveries: one transaction, all or nothing.
     body = payin_serialize(payin)
-    event_record(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=body,
-                 previous_status=None, webhook_url=payin.webhook_url or None, rows=(payin,))
+    with transaction.atomic():
+        payin.save(force_insert=True)
+        event_record(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=body,
+                     previous_status=None, webhook_url=payin.webhook_url or None)
+        effect_record()
     return body
 
 
@@ -166,13 +166,9 @@ def _boleto_prepare(payin: Payin, *, due_date: date, instructions: str) -> None:
 
 
 def _nosso_numero_next() -> int:
-    """The next boleto number: a database sequence on PostgreSQL; on SQLite, whose writers are serialized, the
-    largest number so far plus one."""
+    """The next boleto number, from its database sequence (migration 0001 creates it)."""
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT nextval('payments_boleto_nosso_numero')")
-        else:
-            cursor.execute("SELECT COALESCE(MAX(boleto_nosso_numero), 0) + 1 FROM payments_payin")
+        cursor.execute("SELECT nextval('payments_boleto_nosso_numero')")
         return cursor.fetchone()[0]
 
 

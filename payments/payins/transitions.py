@@ -9,13 +9,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from django.db.models import F, Model
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from accounts.models import Merchant
 from core import readcache
 from core.errors import InvalidState
+from integrations.idempotency import effect_record
 from payments import policy
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg
@@ -64,10 +65,9 @@ def payin_locked(payin_id, *, merchant: Merchant | None = None, livemode: bool |
 
 
 def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "", now: datetime | None = None,
-                     rows: tuple[Model, ...] = (), **changes) -> Payin:
+                     **changes) -> Payin:
     """Move a locked charge with one conditional update and record its event; `previous_status=None` marks a charge
-    created in this status (its event's previousStatus is null). `rows`: new rows of the caller's, written in the
-    event's statement."""
+    created in this status (its event's previousStatus is null)."""
     now = now or timezone.now()
     source = payin.status
     updated = Payin.objects.filter(pk=payin.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
@@ -80,7 +80,7 @@ def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "",
     for name, value in changes.items():
         setattr(payin, name, value)
     payin_event_record(payin, f"payin.{to.lower()}",
-                       previous_status=source if previous_status == "" else previous_status, rows=rows)
+                       previous_status=source if previous_status == "" else previous_status)
     return payin
 
 
@@ -90,13 +90,15 @@ def payin_refunded_amount_add(payin: Payin, amount: int, *, now: datetime) -> No
     readcache.changed(readcache.key("payin", payin.pk))
 
 
-def payin_event_record(payin: Payin, type: str, *, previous_status: str | None, rows: tuple[Model, ...] = ()) -> None:
+def payin_event_record(payin: Payin, type: str, *, previous_status: str | None) -> None:
+    """The charge's event, in the caller's transaction, which is the request's effect (`effect_record`)."""
     event_record(merchant=payin.merchant, livemode=payin.livemode, type=type, obj=payin_serialize(payin),
-                 previous_status=previous_status, webhook_url=payin.webhook_url or None, rows=rows)
+                 previous_status=previous_status, webhook_url=payin.webhook_url or None)
+    effect_record()
 
 
 def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_status: str | None = "",
-                    rows: tuple[Model, ...] = (), **changes) -> Payin:
+                    **changes) -> Payin:
     """Credit the money that arrived: the net to `available` (PIX, BOLETO, test-mode cards) or to `pending` until
     the card settlement date; the fee to the platform."""
     now = timezone.now()
@@ -108,8 +110,7 @@ def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_stat
         if days > 0:
             target = AccountKind.PENDING
             changes["settle_at"] = now + timedelta(days=days)
-    payin = payin_transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, rows=rows,
-                             **changes)
+    payin = payin_transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, **changes)
     ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
                 reference_id=payin.reference_id, description=f"{payin.payment_method} charge", legs=[
                     Leg(AccountKind.RAIL_IN, -payin.amount, LineType.PAYIN),

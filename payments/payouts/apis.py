@@ -19,6 +19,7 @@ from core.api import (
 )
 from core.errors import validation_error
 from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, timestamp_parameter
+from integrations.idempotency import idempotent
 from payments import fields
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
 from payments.models import PayoutStatus
@@ -33,6 +34,7 @@ from payments.payouts.validation import payout_request_validate
 class PayoutsApi(ApiView):
     @extend_schema(operation_id="payout_create", summary="Send a Pix payout from the available balance",
                    request=payout_schema.PayoutRequest, responses={201: payout_schema.Payout})
+    @idempotent
     def post(self, request: Request) -> Response:
         data = payout_request_validate(request.data, merchant=request.auth.merchant)
         _, body = payouts.payout_create_answered(
@@ -84,6 +86,7 @@ class PayoutDetailApi(ApiView):
 class PayoutCancelApi(ApiView):
     @extend_schema(operation_id="payout_cancel", summary="Cancel a PENDING payout (before the worker sends it)",
                    request=None, responses=payout_schema.Payout)
+    @idempotent
     def post(self, request: Request, payout_id: str) -> Response:
         EmptyRequest.validated(request.data)
         payout = payouts.payout_cancel(merchant=request.auth.merchant, livemode=request.auth.livemode,
@@ -105,6 +108,7 @@ class SandboxPayoutSimulateApi(ApiView):
 
     @extend_schema(operation_id="sandbox_payout_simulate", summary="Test mode: complete, fail or return a payout",
                    request=payout_schema.PayoutSimulation, responses=payout_schema.Payout)
+    @idempotent
     def post(self, request: Request, payout_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()

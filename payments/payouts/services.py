@@ -13,24 +13,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import string
 from collections.abc import Callable
 from datetime import UTC
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.db.models import Model
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
-from accounts.models import Merchant
-from core import inserts
+from accounts.models import AccountEvent, Merchant
 from core.codes import random_code
 from core.dates import sao_paulo_today
 from core.errors import DomainError, InvalidState, NotFound
-from core.ids import uuid7
+from integrations.idempotency import effect_record
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
@@ -40,7 +37,7 @@ from payments.payouts.serializers import payout_serialize
 from payments.payouts.worker import payouts_moved
 from payments.rails.base import OperationStatus
 from payments.rows import row_locked
-from webhooks.services import event_build, event_record, events_record, events_write
+from webhooks.services import event_record, events_record
 
 logger = logging.getLogger(__name__)
 
@@ -88,42 +85,40 @@ def end_to_end_id(now=None) -> str:
 
 # --- Creation --------------------------------------------------------------------------------------------------------
 def payout_create(*, merchant: Merchant, livemode: bool, data: dict,
-                  audit: Callable[[Payout], Model] | None = None) -> Payout:
+                  audit: Callable[[Payout], AccountEvent] | None = None) -> Payout:
     """Accept a payout from `payments.payouts.validation.payout_request_validate` output, or refuse it with nothing
     written (duplicate referenceId, the day's limit, the balance). `audit` builds the caller's audit entry for the
-    payout, written in the same statement as the payout (one round trip, and none if the payout is refused)."""
+    payout, saved in the payout's transaction (so there is none if the payout is refused)."""
     return payout_create_answered(merchant=merchant, livemode=livemode, data=data, audit=audit)[0]
 
 
 def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
-                           audit: Callable[[Payout], Model] | None = None) -> tuple[Payout, dict]:
+                           audit: Callable[[Payout], AccountEvent] | None = None) -> tuple[Payout, dict]:
     """`payout_create`, and the payout as the API answers it (`payout_serialize`): the object its payout.created
     event carries, serialized once for both."""
     amount = data["amount"]
     fee = policy.payout_fee(merchant=merchant, amount=amount)
-    today = sao_paulo_today()
     now = timezone.now()
-    payout = inserts.new(
-        Payout, merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
+    payout = Payout(
+        merchant=merchant, livemode=livemode, amount=amount, fee=fee, pix_key=data["pix_key_as_sent"],
         pix_key_normalized=data["pix_key"], pix_key_type=data["pix_key_type"],
         reference_id=data["reference_id"], external_id=end_to_end_id(now),
         beneficiary_name=data["beneficiary_name"], beneficiary_document=data["beneficiary_document"],
         description=data["description"], metadata=data["metadata"], webhook_url=data["webhook_url"],
-        local_date=today, created_at=now, updated_at=now)
+        local_date=sao_paulo_today(), created_at=now, updated_at=now)
     daily_max = policy.payout_daily_max(merchant)
     body = payout_serialize(payout)
-    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created", obj=body,
-                                    webhook_url=payout.webhook_url or None)
-    rows = (payout, audit(payout)) if audit else (payout,)
     try:
-        if connection.vendor == "postgresql":
-            _accept(payout, event, deliveries, rows=rows, daily_max=daily_max)
-        else:
-            with transaction.atomic():
-                # The payout and its event first, before any lock: a referenceId already taken fails here (the
-                # unique constraint), and the ledger lock is held only for the decision and the movement.
-                events_write([(event, deliveries)], rows=rows)
-                _reserve(payout, daily_max=daily_max)  # last, right before COMMIT
+        with transaction.atomic():
+            # The payout and its event first, before any lock: a referenceId already taken fails here (the unique
+            # constraint), and the ledger lock is held only for the decision and the movement, right before COMMIT.
+            payout.save(force_insert=True)
+            if audit is not None:
+                audit(payout).save()
+            event_record(merchant=merchant, livemode=livemode, type="payout.created", obj=body,
+                         webhook_url=payout.webhook_url or None)
+            effect_record()
+            _reserve(payout, daily_max=daily_max)
         transaction.on_commit(dispatch_soon)
     except IntegrityError:
         existing = (Payout.objects.filter(merchant=merchant, livemode=livemode, reference_id=data["reference_id"])
@@ -137,58 +132,22 @@ def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
     return payout, body
 
 
-def _accept(payout: Payout, event, deliveries, *, rows: tuple, daily_max: int) -> None:
-    """On PostgreSQL, one statement of its own, atomic without a transaction around it: the function
-    `payments_payout_accept` (migrations 0010 and 0013) takes the merchant's ledger lock, adds the day's total, checks
-    the limit and the balance and moves amount + fee from available to in flight, or raises; then the payout, its
-    event and `rows` are inserted. A refusal aborts the whole statement, and a referenceId already taken (the unique
-    constraint) aborts the decision with it. The lock is held until the statement commits, nothing else between."""
-    try:
-        # Inside a caller's transaction (a test's), a savepoint, so that a refusal leaves that transaction usable.
-        with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
-            events_write([(event, deliveries)], rows=rows, then=(_ACCEPT_SQL, _decision_params(payout, daily_max)))
-    except DatabaseError as error:  # what Django makes of the RAISE (and anything else, raised again)
-        refusal = getattr(error.__cause__, "diag", None)
-        if refusal is None or refusal.message_primary != "payments_payout_refused":
-            raise
-        _refuse(refusal.message_detail, int(refusal.message_hint), daily_max)
-
-
-_ACCEPT_SQL = "SELECT payments_payout_accept(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-
-
-def _decision_params(payout: Payout, daily_max: int) -> list:
-    return [payout.merchant_id, payout.livemode, payout.local_date, payout.amount, payout.fee, daily_max, uuid7(),
-            str(payout.id), payout.reference_id, _description(payout)[:255], timezone.now()]
-
-
-def _description(payout: Payout) -> str:
-    """The statement line of a payout's acceptance."""
-    return f"Pix payout to {payout.pix_key_type} key"
-
-
-def _refuse(outcome: str, used: int, daily_max: int) -> None:
-    if outcome == "limit":
-        raise PayoutLimitExceeded(
-            gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
-                "used": used, "daily_max": daily_max}, param="amount")
-    if outcome == "balance":
-        raise InsufficientBalance()
-    raise RuntimeError(f"the payout decision answered {outcome!r}")  # never accept what was not decided
-
-
 def _reserve(payout: Payout, *, daily_max: int) -> None:
-    """Elsewhere than on PostgreSQL (SQLite), in the caller's transaction: what `payments_payout_accept` does, step
-    by step, under the merchant's ledger lock. The payout tests run against both."""
+    """The payout's balance decision, in the caller's transaction: under the merchant's ledger lock, add the payout
+    to the day's total, refuse it past the daily limit or beyond the available balance (amount + fee), else move
+    amount + fee from available to in flight. A refusal raises, and the caller's transaction rolls back the total
+    with the payout."""
     amount, fee = payout.amount, payout.fee
     accounts = ledger.lock(merchant=payout.merchant, livemode=payout.livemode)
     used = _daily_total_add(payout, amount)
-    outcome = ("limit" if used > daily_max else
-               "balance" if accounts[AccountKind.AVAILABLE].balance < amount + fee else "ok")
-    if outcome != "ok":
-        _refuse(outcome, used, daily_max)
+    if used > daily_max:
+        raise PayoutLimitExceeded(
+            gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
+                "used": used, "daily_max": daily_max}, param="amount")
+    if accounts[AccountKind.AVAILABLE].balance < amount + fee:
+        raise InsufficientBalance()
     ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
-                reference_id=payout.reference_id, description=_description(payout),
+                reference_id=payout.reference_id, description=f"Pix payout to {payout.pix_key_type} key",
                 accounts=accounts, legs=[
                     Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
                     Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
@@ -198,17 +157,16 @@ def _reserve(payout: Payout, *, daily_max: int) -> None:
 
 def _daily_total_add(payout: Payout, amount: int) -> int:
     """Add `amount` (negative: take it off) to the day's total of the payout's merchant and mode, and return the new
-    total. Called under the ledger lock, which orders every change of it."""
-    table = connection.ops.quote_name(PayoutDailyTotal._meta.db_table)
-    with connection.cursor() as cursor:
-        # The table name from the model, placeholders for every value.
-        cursor.execute(
-            f"INSERT INTO {table} (merchant_id, livemode, day, amount) VALUES (%s, %s, %s, %s) "  # noqa: S608
-            f"ON CONFLICT (merchant_id, livemode, day) DO UPDATE SET amount = {table}.amount + excluded.amount "
-            "RETURNING amount",
-            [Merchant._meta.pk.get_db_prep_value(payout.merchant_id, connection), payout.livemode,
-             connection.ops.adapt_datefield_value(payout.local_date), amount])
-        return cursor.fetchone()[0]
+    total. Called under the merchant's ledger lock, which orders every change of it (so no other transaction can
+    create or change the row meanwhile)."""
+    scope = {"merchant_id": payout.merchant_id, "livemode": payout.livemode, "day": payout.local_date}
+    total = PayoutDailyTotal.objects.filter(**scope).first()
+    if total is None:
+        total = PayoutDailyTotal.objects.create(**scope, amount=amount)
+    else:
+        total.amount += amount
+        total.save(update_fields=["amount"])
+    return total.amount
 
 
 def _event_fields(payout: Payout, type: str, *, previous_status: str | None) -> dict:
@@ -220,7 +178,9 @@ def _event_fields(payout: Payout, type: str, *, previous_status: str | None) -> 
 
 
 def _event(payout: Payout, type: str, *, previous_status: str | None) -> None:
+    """The payout's event, in the caller's transaction, which is the request's effect (`effect_record`)."""
     event_record(**_event_fields(payout, type, previous_status=previous_status))
+    effect_record()
 
 
 # --- Transitions -----------------------------------------------------------------------------------------------------
@@ -274,6 +234,8 @@ def payouts_start(*, payout_ids: list) -> list[Payout]:
         payouts = payouts_moved(payout_ids, to=PayoutStatus.PROCESSING, sources=(PayoutStatus.PENDING,))
         events_record([_event_fields(payout, "payout.processing", previous_status=PayoutStatus.PENDING)
                        for payout in payouts])
+        if payouts:
+            effect_record()  # the sandbox's `complete` starts a payout within its request
         return payouts
 
 
@@ -293,6 +255,7 @@ def _complete(payout_ids: list) -> list[Payout]:
         return []
     events_record([_event_fields(payout, "payout.completed", previous_status=PayoutStatus.PROCESSING)
                    for payout in payouts])
+    effect_record()
     merchant, livemode = payouts[0].merchant, payouts[0].livemode
     if any(payout.merchant_id != merchant.pk or payout.livemode != livemode for payout in payouts):
         raise ValueError("payouts of one merchant and mode only")  # the caller groups them (payouts_complete)

@@ -1,18 +1,16 @@
 """What keeps a payout's worker CPU low (issue 17, `bench/payouts_e2e.py`), for payments.payouts.services.
 
-- **One statement per state change of a batch**: a conditional UPDATE that takes the rows' locks (in id order),
-  checks the status each moves from and returns the rows as they now are. PostgreSQL re-checks the condition on the
-  newest version of a row that another transaction changed meanwhile, so of two workers moving one payout one gets
-  the row and the other nothing, as a SELECT … FOR UPDATE followed by the same conditional UPDATE decided it, in one
-  round trip for the whole batch and with no ORM query compiled per call. On PostgreSQL the same statement returns
-  each merchant's enabled webhook endpoints of the mode (`enabled_endpoints`, what
-  `webhooks.services.event_record` would query for the event): one round trip, not two.
+- **Two statements per state change of a batch**: the rows locked in id order with the status each moves from
+  checked (`lock_objects.payouts`: PostgreSQL checks it again on the newest version of a row another transaction
+  changed meanwhile, so of two workers moving one payout one gets the row and the other nothing), then one
+  conditional UPDATE of those rows. The merchants' enabled webhook endpoints, which their events need, are read once
+  per merchant and mode (`webhooks.services.enabled_endpoints`), not once per payout.
 - **Payouts go in batches**: `payouts_dispatch` queues one task for up to the rail's `payout_batch` PENDING payouts;
-  the task starts them all in one transaction (one UPDATE, one INSERT of their events), sends each (one rail call
-  each, under its own idempotency key), and queues one confirmation task for those still on their way; that task
-  completes them per merchant in one transaction (one UPDATE, one INSERT of the events, one ledger lock and one
-  INSERT of the movements). A Celery message, a transaction and a statement cost the same for fifty payouts as for
-  one.
+  the task starts them all in one transaction (the lock and the UPDATE, one INSERT of their events), sends each (one
+  rail call each, under its own idempotency key), and queues one confirmation task for those still on their way;
+  that task completes them per merchant in one transaction (the lock and the UPDATE, one INSERT of the events, one
+  ledger lock and the INSERTs of the movements). A Celery message, a transaction and a statement cost the same for
+  fifty payouts as for one.
 - **A payout is fanned out once, not once per dispatch**: `payouts_dispatch` runs again as soon as a payout commits
   after it cleared its flag, and without this memory it sent a second task for every payout whose task
   was still queued behind it: under a backlog, each dispatch doubled the queue it had to wait for.
@@ -20,20 +18,15 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import threading
 import time
-import uuid
 
-from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Merchant
-from core import readback
+from payments import lock_objects
 from payments.models import Payout, PayoutStatus
-from webhooks.models import WebhookEndpoint
+from webhooks.services import enabled_endpoints
 
 # How long this process skips a payout it queued a task for. A task lost meanwhile (a flushed broker) is sent again
 # after this by a later dispatch, or started by the reconciliation job (PENDING for 15 s); a worker that starts has
@@ -46,42 +39,25 @@ _sent_lock = threading.Lock()
 def payouts_moved(payout_ids: list, *, to: str, sources: tuple[str, ...], now=None, **changes) -> list[Payout]:
     """Move the payouts to `to` whose status is one of `sources` (setting `updated_at` and `changes`), inside the
     caller's transaction: those rows as they now are, locked until the caller commits (in id order, so that two
-    callers with overlapping lists never wait on each other in a cycle), in no set order; the others are left out.
-    Each one's `merchant` is the merchant's id alone, one instance for the payouts of a merchant, cached as the
-    related object is (the row's own `merchant_id` is its id already): any other field is read on access.
-    `enabled_endpoints`: the merchant's enabled endpoints of the mode, as the statement saw them on PostgreSQL (one
-    more query elsewhere)."""
-    meta = Payout._meta
+    callers with overlapping lists never wait on each other in a cycle), in id order; the others are left out.
+    The payouts of a merchant share one instance of it, and each carries `enabled_endpoints`: its merchant's enabled
+    endpoints of the mode, which its event needs."""
+    payouts = list(lock_objects.payouts(payout_ids=payout_ids, statuses=sources))
+    if not payouts:
+        return []
     values = {"status": to, "updated_at": now or timezone.now(), **changes}
-    params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
-    params += [meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids]
-    params += sources
-    payouts = readback.returned_all(Payout, _update_sql(len(payout_ids), len(sources), tuple(changes)), params,
-                                   extra=("enabled_endpoints",) if connection.vendor == "postgresql" else ())
-    found: dict[tuple, list] = {}  # elsewhere than on PostgreSQL, the endpoints of all the rows, in one query
-    if payouts and connection.vendor != "postgresql":
-        for endpoint in WebhookEndpoint.objects.filter(
-                merchant_id__in={payout.merchant_id for payout in payouts}, enabled=True).order_by("pk"):
-            found.setdefault((endpoint.merchant_id, endpoint.livemode), []).append(endpoint)
+    Payout.objects.filter(pk__in=[payout.pk for payout in payouts], status__in=sources).update(**values)
     merchants: dict = {}  # one instance per merchant, shared by its payouts
+    endpoints: dict = {}  # by merchant and mode
     for payout in payouts:
-        merchant = merchants.get(payout.merchant_id)
-        if merchant is None:
-            merchant = merchants[payout.merchant_id] = Merchant.from_db(connection.alias, ["id"], [payout.merchant_id])
-        _MERCHANT.set_cached_value(payout, merchant)
-        endpoints = getattr(payout, "enabled_endpoints", None)
-        if endpoints is None:
-            payout.enabled_endpoints = found.get((payout.merchant_id, payout.livemode), [])
-        else:
-            payout.enabled_endpoints = [
-                WebhookEndpoint.from_db(connection.alias, _ENDPOINT_FIELDS,
-                                        [uuid.UUID(pk), payout.merchant_id, payout.livemode, url, types, True])
-                for pk, url, types in json.loads(endpoints)]
+        for name, value in values.items():
+            setattr(payout, name, value)
+        payout.merchant = merchants.setdefault(payout.merchant_id, payout.merchant)
+        scope = (payout.merchant_id, payout.livemode)
+        if scope not in endpoints:
+            endpoints[scope] = enabled_endpoints(payout.merchant, payout.livemode)
+        payout.enabled_endpoints = endpoints[scope]
     return payouts
-
-
-_MERCHANT = Payout._meta.get_field("merchant")
-_ENDPOINT_FIELDS = ["id", "merchant_id", "livemode", "url", "event_types", "enabled"]
 
 
 def payout_resend_claim(payout: Payout) -> bool:
@@ -98,58 +74,11 @@ def payout_resend_claim(payout: Payout) -> bool:
 
 
 def payouts_unfinished(*, before, payout_ids: list | None) -> list[Payout]:
-    """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500: for
-    the payouts of a confirmation task a statement written once per count of ids (`core.readback.returned_all`:
-    no ORM query compiled, no raw query's per-call work), else the ORM's query."""
-    statuses = (PayoutStatus.PENDING, PayoutStatus.PROCESSING)
-    if payout_ids is None or len(payout_ids) > 500:
-        queryset = Payout.objects.filter(status__in=statuses, updated_at__lte=before)
-        return list((queryset if payout_ids is None else queryset.filter(pk__in=payout_ids))[:500])
-    if not payout_ids:
-        return []
-    meta = Payout._meta
-    params = [*(meta.pk.get_db_prep_value(meta.pk.to_python(payout_id), connection) for payout_id in payout_ids),
-              *statuses, meta.get_field("updated_at").get_db_prep_value(before, connection)]
-    return readback.returned_all(Payout, _unfinished_sql(len(payout_ids)), params)
-
-
-@functools.lru_cache(maxsize=64)
-def _unfinished_sql(count: int) -> str:
-    quote = connection.ops.quote_name
-    meta = Payout._meta
-    columns = ", ".join(quote(field.column) for field in meta.concrete_fields)
-    keys = ", ".join(["%s"] * count)
-    return (f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {quote(meta.pk.column)} IN ({keys}) "  # noqa: S608
-            f"AND {quote(meta.get_field('status').column)} IN (%s, %s) "
-            f"AND {quote(meta.get_field('updated_at').column)} <= %s")
-
-
-@functools.cache
-def _update_sql(count: int, sources: int, changes: tuple[str, ...]) -> str:
-    """The statement, written once per shape (names from the model, placeholders for every value): SET's values,
-    then the ids, then the statuses it moves from."""
-    quote = connection.ops.quote_name
-    meta = Payout._meta
-    assignments = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in ("status", "updated_at", *changes))
-    table, pk = quote(meta.db_table), quote(meta.pk.column)
-    columns = ", ".join(quote(field.column) for field in meta.concrete_fields)
-    ids = ", ".join(["%s"] * count)
-    chosen = f"{pk} IN ({ids})"
-    if connection.vendor == "postgresql":
-        if count > 1:  # the rows locked first, in id order: the UPDATE's own scan follows no set order
-            chosen = f"{pk} IN (SELECT {pk} FROM {table} WHERE {pk} IN ({ids}) ORDER BY {pk} FOR UPDATE)"  # noqa: S608
-        # and the endpoints event_record needs, as JSON [[id, url, types], …]
-        endpoint = WebhookEndpoint._meta
-        e = {name: f"_e.{quote(endpoint.get_field(name).column)}"
-             for name in ("id", "url", "event_types", "merchant", "livemode", "enabled")}
-        columns += (f", (SELECT coalesce(json_agg(json_build_array({e['id']}, {e['url']}, {e['event_types']}) "  # noqa: S608
-                    f"ORDER BY {e['id']}), '[]')::text FROM {quote(endpoint.db_table)} _e "
-                    f"WHERE {e['merchant']} = {table}.{quote(meta.get_field('merchant').column)} "
-                    f"AND {e['livemode']} = {table}.{quote(meta.get_field('livemode').column)} "
-                    f"AND {e['enabled']}) AS enabled_endpoints")
-    return (f"UPDATE {table} SET {assignments} "  # noqa: S608
-            f"WHERE {chosen} AND {quote(meta.get_field('status').column)} "
-            f"IN ({', '.join(['%s'] * sources)}) RETURNING {columns}")
+    """PENDING and PROCESSING payouts last changed before `before` (of `payout_ids` if given), at most 500."""
+    queryset = Payout.objects.filter(status__in=(PayoutStatus.PENDING, PayoutStatus.PROCESSING), updated_at__lte=before)
+    if payout_ids is not None:
+        queryset = queryset.filter(pk__in=payout_ids)
+    return list(queryset[:500])
 
 
 def dispatch_list(batch: int, *, after: tuple | None = None) -> tuple[list[tuple], tuple | None]:

@@ -24,6 +24,7 @@ from core.api import (
 )
 from core.errors import validation_error
 from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER
+from integrations.idempotency import idempotent
 from payments.api_support import TestModeOnly, choice_param
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
 from payments.unmatched import sandbox, selectors, services
@@ -63,6 +64,7 @@ class UnmatchedPaymentDetailApi(ApiView):
 class UnmatchedPaymentAcceptApi(ApiView):
     @extend_schema(operation_id="unmatched_payment_accept", request=None, responses=unmatched_schema.UnmatchedPayment,
                    summary="Keep an unmatched payment: its amount moves from held to available, less the fee")
+    @idempotent
     def post(self, request: Request, unmatched_id: str) -> Response:
         unmatched = services.unmatched_accept(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                               unmatched_id=path_uuid(unmatched_id, "unmatched payment"))
@@ -73,6 +75,7 @@ class UnmatchedPaymentAcceptApi(ApiView):
 class UnmatchedPaymentRefundApi(ApiView):
     @extend_schema(operation_id="unmatched_payment_refund", request=None, responses=unmatched_schema.UnmatchedPayment,
                    summary="Send an unmatched payment back to the payer (a Pix devolução)")
+    @idempotent
     def post(self, request: Request, unmatched_id: str) -> Response:
         unmatched = services.unmatched_refund(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                               unmatched_id=path_uuid(unmatched_id, "unmatched payment"))
@@ -126,6 +129,7 @@ class SandboxPixReceiveApi(ApiView):
     @extend_schema(operation_id="sandbox_pix_receive", request=unmatched_schema.PixReceive,
                    responses={201: unmatched_schema.UnmatchedPayment},
                    summary="Test mode: a Pix arrives at our key naming no charge of yours")
+    @idempotent
     def post(self, request: Request) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()

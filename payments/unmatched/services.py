@@ -23,6 +23,7 @@ from django.utils.translation import gettext, gettext_lazy
 from accounts.models import Merchant
 from core.errors import DomainError, InvalidState, NotFound
 from core.tasks import task_enqueue
+from integrations.idempotency import effect_record
 from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import Leg
@@ -249,6 +250,8 @@ def _post(unmatched: UnmatchedPayment, description: str, legs: list[Leg], *,
 
 
 def _event(unmatched: UnmatchedPayment, type: str, *, previous_status: str | None) -> None:
+    """The unmatched payment's event, in the caller's transaction, which is the request's effect (`effect_record`)."""
+    effect_record()
     webhook_url = unmatched.payin.webhook_url if unmatched.payin_id else ""
     event_record(merchant=unmatched.merchant, livemode=unmatched.livemode, type=type,
                  obj=unmatched_serialize(unmatched), previous_status=previous_status,

@@ -5,19 +5,21 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.response import Response
 
 from core import api, errors, pages
+from integrations.idempotency import idempotent
 
 
-def test_every_post_of_an_api_view_is_wrapped_with_idempotency_key():
-    class Later(api.ApiView):
+def test_an_api_view_whose_post_is_not_idempotent_is_refused():
+    with pytest.raises(ImproperlyConfigured, match="idempotent"):
+        class Forgotten(api.ApiView):
+            def post(self, request):
+                return Response({})
+
+    class Decorated(api.ApiView):
+        @idempotent
         def post(self, request):
             return Response({})
 
-    assert getattr(Later.post, "idempotent", False)
-
-
-def test_the_post_wrapper_cannot_be_replaced():
-    with pytest.raises(ImproperlyConfigured):
-        api.post_wrapper_register(lambda handler: handler)
+    assert Decorated.post.idempotent
 
 
 def test_the_apps_error_kinds_are_registered():

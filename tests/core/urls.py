@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from config.urls import urlpatterns as project_urlpatterns
 from core.api import ApiView, StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
+from integrations.idempotency import idempotent
 
 
 class ItemSerializer(StrictSerializer):
@@ -27,6 +28,7 @@ class OrderSerializer(StrictSerializer):
 
 
 class OrderApi(ApiView):
+    @idempotent
     def post(self, request: Request) -> Response:
         data = OrderSerializer.validated(request.data)
         return Response({"amount": data["amount"], "items": len(data["items"])}, status=201)

@@ -7,7 +7,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.test import RequestFactory
 
 from core.requests import client_ip
-from integrations.idempotency import Claim, idempotency_claim, idempotency_complete
+from integrations.idempotency import Claim, idempotency_claim, idempotency_finish
 from integrations.models import ApiKey, IdempotencyKey
 from tests.conftest import basic_auth
 from tests.factories import UserFactory
@@ -74,6 +74,6 @@ def test_a_stored_response_may_hold_uuids(test_key):
         status_code = 201
         data = {"id": uuid.UUID(int=7)}
 
-    idempotency_complete(claim=claim, response=StoredResponse())
+    idempotency_finish(claim=claim, response=StoredResponse(), keep=True)
 
     assert IdempotencyKey.objects.get().response_body == {"id": "00000000-0000-0000-0000-000000000007"}

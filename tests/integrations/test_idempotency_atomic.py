@@ -1,7 +1,8 @@
 """What the Idempotency-Key wrapper guarantees without a transaction around the request (issue 12, point 5):
 transactions belong to services, and a rail call must never run inside one. A request that committed nothing (a
 validation error, a refusal whose service rolled back) releases its key; a request that committed an effect keeps its
-response, whatever it is, so a retry never acts twice."""
+response, whatever it is, so a retry never acts twice. The views below play services: each records its effect with
+`effect_record()` in the transaction that commits it, as every service does."""
 
 import threading
 import time
@@ -20,8 +21,16 @@ from accounts.models import AccountEvent
 from config.urls import urlpatterns as project_urlpatterns
 from core.api import ApiView
 from core.errors import InvalidState
-from integrations.idempotency import body_digest
+from integrations.idempotency import body_digest, effect_record, idempotent
 from integrations.models import IdempotencyKey
+
+
+def note(**fields) -> AccountEvent:
+    """A service's effect: an audit entry, and the request's effect recorded in the same transaction."""
+    with transaction.atomic():
+        event = AccountEvent.objects.create(action="signed_up", **fields)
+        effect_record()
+    return event
 
 
 class EffectThenCrashApi(ApiView):
@@ -29,8 +38,9 @@ class EffectThenCrashApi(ApiView):
 
     calls = 0
 
+    @idempotent
     def post(self, request: Request) -> Response:
-        event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="effect")
+        event = note(merchant=request.auth.merchant, reason="effect")
         EffectThenCrashApi.calls += 1
         if EffectThenCrashApi.calls == 1:
             raise RuntimeError("the process fails after the effect was written")
@@ -40,41 +50,58 @@ class EffectThenCrashApi(ApiView):
 class EffectThenErrorResponseApi(ApiView):
     """Writes its effect, then answers an error without raising."""
 
+    @idempotent
     def post(self, request: Request) -> Response:
-        AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="effect")
+        note(merchant=request.auth.merchant, reason="effect")
         return Response({"error": "refused after writing"}, status=409)
 
 
 class RolledBackEffectApi(ApiView):
     """A service's refusal: its transaction wrote, then rolled back as the error left it."""
 
+    @idempotent
     def post(self, request: Request) -> Response:
         with transaction.atomic():
-            AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="rolled back")
+            note(merchant=request.auth.merchant, reason="rolled back")
             raise InvalidState("Refused after writing, inside the service's transaction")
 
 
 class TransactionStateApi(ApiView):
     """Answers whether the view runs inside a transaction, as a rail call in it would."""
 
+    @idempotent
     def post(self, request: Request) -> Response:
-        event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="state")
+        event = note(merchant=request.auth.merchant, reason="state")
         return Response({"id": event.pk, "inAtomicBlock": connection.in_atomic_block}, status=201)
 
 
 class FailedWriteApi(ApiView):
-    """A write refused by the database, as its own transaction: nothing committed, so nothing may be marked."""
+    """A write refused by the database when its transaction commits: nothing committed, so nothing may be marked."""
 
+    @idempotent
     def post(self, request: Request) -> Response:
-        AccountEvent.objects.create(merchant_id=uuid.UUID(int=1), action="signed_up", reason="no such merchant")
+        note(merchant_id=uuid.UUID(int=1), reason="no such merchant")
         return Response({}, status=201)
 
 
 class SlowEffectApi(ApiView):
+    @idempotent
     def post(self, request: Request) -> Response:
-        event = AccountEvent.objects.create(merchant=request.auth.merchant, action="signed_up", reason="slow")
+        event = note(merchant=request.auth.merchant, reason="slow")
         time.sleep(1.5)
         return Response({"id": event.pk}, status=201)
+
+
+class WritingSelectApi(ApiView):
+    """A service whose effect is a writing `SELECT fn()`, then an error answer: the effect is what it records."""
+
+    @idempotent
+    def post(self, request: Request) -> Response:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT test_note_write(%s)", [request.auth.merchant_id])
+            effect_record()
+        return Response({"error": "refused after writing"}, status=409)
 
 
 urlpatterns = [
@@ -84,6 +111,7 @@ urlpatterns = [
     path("test/failed-write", FailedWriteApi.as_view()),
     path("test/rolled-back", RolledBackEffectApi.as_view()),
     path("test/transaction-state", TransactionStateApi.as_view()),
+    path("test/writing-select", WritingSelectApi.as_view()),
     *project_urlpatterns,
 ]
 
@@ -224,23 +252,68 @@ def test_a_slow_request_past_the_lock_timeout_is_never_taken_over(api_client_for
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_mark_rides_with_a_write_that_is_its_own_transaction(api, settings):
-    """On PostgreSQL the protocol adds two statements to the request's own: the claim with its lock, and the stored
-    response with the unlock; the request's write carries the `took_effect` mark in the same statement."""
+def test_the_mark_rides_in_the_transaction_of_the_effect(api, settings):
+    """The protocol adds two statements to the request's own: the claim with its lock, and the stored response with
+    the unlock; and one UPDATE in the effect's own transaction, right where the service records it."""
     settings.ROOT_URLCONF = __name__
 
     with CaptureQueriesContext(connection) as captured:
         response = api.post("/test/transaction-state", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-11")
 
-    protocol = [query["sql"] for query in captured.captured_queries
-                if "integrations_idempotencykey" in query["sql"] or "advisory" in query["sql"]]
+    statements = [query["sql"] for query in captured.captured_queries
+                  if "integrations_idempotencykey" in query["sql"] or "advisory" in query["sql"]
+                  or 'INTO "accounts_accountevent"' in query["sql"]]
     assert response.status_code == 201
-    assert len(protocol) == 3, protocol
-    assert "pg_try_advisory_lock" in protocol[0]
-    assert "_idempotency_mark" in protocol[1] and 'INSERT INTO "accounts_accountevent"' in protocol[1]
-    assert "pg_advisory_unlock" in protocol[2]
+    assert len(statements) == 4, statements
+    assert "pg_try_advisory_lock" in statements[0]
+    assert 'INSERT INTO "accounts_accountevent"' in statements[1]
+    assert statements[2].startswith('UPDATE "integrations_idempotencykey" SET "took_effect" = true'), statements[2]
+    assert "pg_advisory_unlock" in statements[3]
     claim = IdempotencyKey.objects.get(key="k-11")
     assert (claim.took_effect, claim.response_status, claim.locked_at) == (True, 201, None)
+
+
+@pytest.fixture
+def note_function(db):
+    """A SQL function that writes an audit entry: a write whose statement is a `SELECT`."""
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            CREATE FUNCTION test_note_write(p_merchant uuid) RETURNS void LANGUAGE sql AS $$
+                INSERT INTO accounts_accountevent (merchant_id, actor_key, action, obj_type, obj_id, from_status,
+                                                   to_status, reason, details, user_agent, created_at)
+                VALUES (p_merchant, '', 'signed_up', '', '', '', '', 'through a function', '{}', '', now())
+            $$""")
+    yield "test_note_write"
+
+
+@pytest.mark.django_db
+def test_an_effect_whose_statement_is_a_select_keeps_its_answer(api, settings, note_function):
+    """Review of 2026-12-07: the wrapper used to find writes by reading each statement's text, and a writing
+    `SELECT fn()` went unseen: its request was released and a retry acted twice. The effect is now what the service
+    records, whatever its SQL."""
+    settings.ROOT_URLCONF = __name__
+
+    first = api.post("/test/writing-select", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-13")
+    retry = api.post("/test/writing-select", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-13")
+
+    assert first.status_code == 409
+    assert (retry.status_code, retry.json(), retry["Idempotent-Replayed"]) == (409, first.json(), "true")
+    assert AccountEvent.objects.filter(reason="through a function").count() == 1
+    assert IdempotencyKey.objects.get(key="k-13").took_effect
+
+
+def test_an_effect_is_recorded_inside_its_transaction_only():
+    """Outside a request with a key there is nothing to record; inside one, a call outside the effect's transaction
+    could not commit with it, and is refused."""
+    from integrations import idempotency
+
+    effect_record()  # no claim: nothing to do, in or out of a transaction
+    token = idempotency._current.set(idempotency.Claim(row=IdempotencyKey(pk=1)))
+    try:
+        with pytest.raises(RuntimeError, match=r"transaction\.atomic"):
+            effect_record()
+    finally:
+        idempotency._current.reset(token)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from django.db import transaction
 from django.urls import path
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -20,6 +21,7 @@ from accounts.models import AccountEvent
 from config.urls import urlpatterns as project_urlpatterns
 from core.api import ApiView, StrictBooleanField, StrictCharField, StrictSerializer
 from core.errors import InvalidState, error_body
+from integrations.idempotency import effect_record, idempotent
 
 before_create: Callable[[], None] | None = None
 
@@ -30,6 +32,7 @@ class NoteCreateApi(ApiView):
         sleep = serializers.FloatField(required=False, min_value=0, max_value=2)
         refuse = StrictBooleanField(required=False)
 
+    @idempotent
     def post(self, request: Request, ref: str = "") -> Response:
         data = self.InputSerializer.validated(request.data)
         if data.get("refuse"):
@@ -38,8 +41,10 @@ class NoteCreateApi(ApiView):
             time.sleep(data["sleep"])
         if before_create is not None:
             before_create()
-        event = AccountEvent.objects.create(merchant=request.auth.merchant, action=AccountEvent.Action.SIGNED_UP,
-                                            reason=data["note"])
+        with transaction.atomic():  # the service's transaction: the note and the record of the request's effect
+            event = AccountEvent.objects.create(merchant=request.auth.merchant, action=AccountEvent.Action.SIGNED_UP,
+                                                reason=data["note"])
+            effect_record()
         return Response({"id": event.id, "note": event.reason}, status=201)
 
 

@@ -107,8 +107,10 @@ def test_a_batchs_statements_do_not_grow_with_its_size():
 
     one = statements(1)
     assert statements(12) == one
-    if connection.vendor == "postgresql":  # start: the UPDATE, the events; then the same, the lock, the movements
-        assert one == ["UPDATE", "INSERT", "UPDATE", "INSERT", "SELECT", "WITH"]
+    # start: the payouts locked and moved, their merchant's endpoints, the events; complete: the same, then the ledger
+    # lock, the movements, their entries, the balances
+    assert one == ["SELECT", "UPDATE", "SELECT", "INSERT", "SELECT", "UPDATE", "SELECT", "INSERT",
+                   "SELECT", "INSERT", "INSERT", "UPDATE"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -377,17 +379,17 @@ def test_the_unfinished_payouts_of_a_task_are_those_the_orm_finds():
 
 @pytest.mark.django_db
 def test_moved_payouts_carry_their_merchant_without_a_query(django_assert_num_queries):
-    """`worker.payouts_moved`: each payout's merchant is there without a query, one instance per merchant, and it is
-    the merchant (any other field read on access)."""
+    """`worker.payouts_moved`: each payout's merchant is there without a query of its own, one instance per merchant,
+    and it is the merchant; its enabled endpoints are read once per merchant and mode."""
     first, second = funded_merchant(), funded_merchant()
     created = [payout_create(first, 0), payout_create(first, 1), payout_create(second, 2)]
     with transaction.atomic():
-        with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):  # SQLite: the endpoints apart
+        with django_assert_num_queries(4):  # the lock, the UPDATE, each merchant's endpoints
             moved = worker.payouts_moved([p.pk for p in created], to=PayoutStatus.PROCESSING,
                                          sources=(PayoutStatus.PENDING,))
             by_id = {payout.pk: payout for payout in moved}
             merchants = [by_id[p.pk].merchant for p in created]
         assert merchants[0] is merchants[1] and merchants[2] is not merchants[0]
         assert [m.pk for m in merchants] == [first.pk, first.pk, second.pk]
-        assert merchants[2].name == second.name  # read on access
+        assert merchants[2].name == second.name
         assert {payout.status for payout in moved} == {PayoutStatus.PROCESSING}
