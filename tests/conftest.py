@@ -8,7 +8,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import environ
 import pytest
@@ -55,6 +55,17 @@ def _redis_database_moved(url: str, number_key: str, offset: int) -> str:
         return f"{base}?{urlencode(options)}"
     host, number = re.fullmatch(r"(.*?)(?:/(\d+))?/?", base).groups()
     return f"{host}/{int(number or 0) + offset}" + (f"?{query}" if query else "")
+
+
+def subprocess_database_url() -> str:
+    """The URL of the test database, for the servers and workers a test starts (the host may be a socket folder)."""
+    params = connections["default"].get_connection_params()
+    credentials = quote(params.get("user") or "", safe="") + (
+        ":" + quote(params["password"], safe="") if params.get("password") else "")
+    host = params.get("host") or "127.0.0.1"
+    if host.startswith("/"):
+        return f"postgres://{credentials}@/{params['dbname']}?host={host}"
+    return f"postgres://{credentials}@{host}:{params.get('port') or 5432}/{params['dbname']}"
 
 
 def broker_redis() -> redis.Redis:

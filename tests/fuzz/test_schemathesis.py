@@ -22,13 +22,12 @@ from pathlib import Path
 import pytest
 import requests
 from django.conf import settings
-from django.db import connection
 
 from config.celery import app as celery_app
 from payments.ledger import services as ledger
 from payments.models import CardToken
 from payments.reference import glossary as reference
-from tests.conftest import broker_redis
+from tests.conftest import broker_redis, subprocess_database_url
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 from tests.payments.payouts.test_payout_concurrency import Client, Server
 
@@ -45,10 +44,9 @@ ITEMS = [{"title": "Caneca", "quantity": 1, "unitPrice": 10_000}]
 
 @pytest.fixture(scope="module")
 def server(django_db_setup):
-    db = connection.settings_dict
     environment = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": subprocess_database_url(),
         "CACHE_URL": os.environ.get("CACHE_URL", ""),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "SECRET_KEY": settings.SECRET_KEY,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from standardwebhooks.webhooks import Webhook
 
 from config.celery import app as celery_app
@@ -28,7 +28,7 @@ from payments.models import Payout, PayoutStatus
 from payments.payouts import dispatch as payout_dispatch
 from payments.payouts import services as payout_services
 from payments.payouts.validation import payout_request_validate
-from tests.conftest import broker_redis
+from tests.conftest import broker_redis, subprocess_database_url
 from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.receiver import start_receiver
 from webhooks import services
@@ -84,10 +84,9 @@ def receiver():
 
 @pytest.fixture
 def processes(transactional_db, settings):
-    db = connection.settings_dict
     environment = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": subprocess_database_url(),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "SECRET_KEY": settings.SECRET_KEY,
         "WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",

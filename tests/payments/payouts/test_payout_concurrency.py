@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 import requests
 from django.conf import settings
-from django.db import connection
 from django.db.models import Sum
 
 from config.celery import app as celery_app
@@ -31,7 +30,7 @@ from payments.ledger import selectors as ledger_selectors
 from payments.ledger import services as ledger
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTransaction, Payout, Refund, RefundStatus
-from tests.conftest import broker_redis, run_in_threads
+from tests.conftest import broker_redis, run_in_threads, subprocess_database_url
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -92,10 +91,9 @@ class Server:
 def server(django_db_setup):
     """One server for the module, on the test database (whose name is known once `django_db_setup` created it);
     the transactional tests commit their rows, so it sees them, and empty the tables after each test."""
-    db = connection.settings_dict
     environment = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": subprocess_database_url(),
         "CACHE_URL": os.environ.get("CACHE_URL", ""),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "SECRET_KEY": settings.SECRET_KEY,  # API key digests made here must match there

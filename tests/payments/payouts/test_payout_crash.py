@@ -21,7 +21,6 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.db.models import Sum
 
 from config.celery import app as celery_app
@@ -32,7 +31,7 @@ from payments.models import Payout, PayoutStatus, SimulatorOperation
 from payments.payouts import sending
 from payments.payouts import services as payouts
 from payments.payouts.validation import payout_request_validate
-from tests.conftest import broker_redis
+from tests.conftest import broker_redis, subprocess_database_url
 from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.test_worker import Processes
 from webhooks.models import Event
@@ -73,10 +72,9 @@ class Workers(Processes):
 @pytest.fixture
 def workers(transactional_db, settings):
     settings.SIMULATOR_AUTO_CONFIRM_SECONDS = CONFIRM_SECONDS  # reconciliation here asks the same simulator
-    db = connection.settings_dict
     environment = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": subprocess_database_url(),
         "CACHE_URL": os.environ.get("CACHE_URL", ""),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "SECRET_KEY": settings.SECRET_KEY,

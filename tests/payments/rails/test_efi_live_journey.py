@@ -28,11 +28,10 @@ from typing import Any
 import pytest
 import requests
 from django.conf import settings as django_settings
-from django.db import connection
 
 from config.celery import app as celery_app
 from payments.payouts.sending import payouts_reconcile
-from tests.conftest import broker_redis
+from tests.conftest import broker_redis, subprocess_database_url
 from tests.factories import ApiKeyFactory, MerchantFactory
 from tests.payments.payins.test_payin_api import payin_body
 from tests.payments.payouts.test_payout_api import CPF, fund
@@ -66,9 +65,7 @@ def gunicorn_options() -> list[str]:
 
 def database_url() -> str:
     """The pytest-django test database (created by now) as the subprocesses' DATABASE_URL."""
-    db = connection.settings_dict
-    credentials = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    return subprocess_database_url()
 
 
 @dataclass
