@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: run test test-all lint bench setup messages shell clean
 
 # Development installs the runtime pins plus the test tools (requirements-dev.txt); production installs
-# requirements.txt alone (README, "Production deployment").
+# requirements.txt alone (docs/operations.md).
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip

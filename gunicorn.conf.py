@@ -1,7 +1,7 @@
 """gunicorn's settings for the web processes, read by `gunicorn config.wsgi:application` from the working directory
 (the systemd unit's WorkingDirectory; command-line flags override them).
 
-Chosen by measurement (issue 17, goal 7; README, "Performance", and bench/README.md, "Why these defaults"): sync
+Chosen by measurement (issue 17; docs/performance.md and bench/README.md): sync
 workers, one more than the machine's cores. On the 2-core reference machine 3 sync workers kept both cores busy on
 every scenario; a fourth only added context switches, and gthread (4×2, 2×4, 3×3) handed the GIL between threads,
 left up to a third of a core idle and tripled p99. The payout's lock is held for one statement (goal 1), so lock
@@ -20,7 +20,7 @@ def post_worker_init(worker) -> None:
     """Once the worker has loaded the application, its objects (modules, settings, models, URL patterns: some
     125,000) leave the garbage collector's view for good (`gc.freeze`): they live as long as the process, and a full
     collection walked them all, a 59-69 ms pause of the request it fell on, about once in 6,000 requests; after the
-    freeze one walks what requests left behind, about 7 ms (README, "Performance")."""
+    freeze one walks what requests left behind, about 7 ms (docs/performance.md)."""
     import gc
 
     gc.freeze()

@@ -133,13 +133,13 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = (Queue("celery"), Queue("webhooks"))
 CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# What a plain `celery -A config worker` runs (issue 17, bench/payouts_e2e.py): threads, as every worker command of
+# What a plain `celery -A config worker` runs (issue 17; docs/decisions/0046-worker-threads-and-two-queues.md): threads, as every worker command of
 # the project. Celery's own default, prefork with a process per core, cost about 1 ms of CPU more per task (each
 # message crosses a pipe to a child and back), and rail calls and deliveries wait on the network anyway. 8 threads
 # drained a payout burst faster than 2 or 4 for the same CPU per payout. `--pool` / `--concurrency` override both.
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = 8
-# Webhooks (issue 17, bench/webhook_delivery.py, the plain command): threads x 8 delivered 405-417/s on a quiet
+# Webhooks (issue 17, the plain command): threads x 8 delivered 405-417/s on a quiet
 # machine against prefork x 2's 340-383 (2.0 against 2.4 ms of worker CPU a delivery); 16 threads or a prefetch
 # multiplier of 4 delivered no more (250-340/s in the same noisy runs). The multiplier stays 1 for money: with more,
 # a payout message would queue inside the worker behind the deliveries it reserved (threads x multiplier of them,
@@ -269,7 +269,7 @@ PAYMENTS_RAIL = env.str("PAYMENTS_RAIL", default="simulator")
 ALLOW_SIMULATED_LIVE_MODE = env.bool("ALLOW_SIMULATED_LIVE_MODE", default=False)
 PIX_KEY = env.str("PIX_KEY", default="123e4567-e12b-12d1-a456-426655440000")
 # The Efí rail (PAYMENTS_RAIL=efi): its API Pix over mutual TLS with OAuth2 client credentials. EFI_CERT_FILE is one
-# PEM with the client certificate and its key (README, "Connecting Efí"); EFI_CA_FILE the CA bundle for Efí's server
+# PEM with the client certificate and its key (docs/efi.md); EFI_CA_FILE the CA bundle for Efí's server
 # certificate when the system's is not the one to trust. The sandbox host is https://pix-h.api.efipay.com.br.
 EFI_BASE_URL = env.str("EFI_BASE_URL", default="https://pix.api.efipay.com.br").rstrip("/")
 EFI_CLIENT_ID = env.str("EFI_CLIENT_ID", default="")

@@ -1,4 +1,4 @@
-"""Prometheus metrics: the plumbing every app records into, and `GET /metrics` (README, "Production deployment").
+"""Prometheus metrics: the plumbing every app records into, and `GET /metrics` (docs/operations.md).
 
 Counters and histograms are incremented where things happen (each app declares its own with `counter` and
 `histogram`); numbers the database already knows (charges by status, the webhook queue) are read at scrape time by

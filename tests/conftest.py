@@ -107,7 +107,7 @@ def _fast_password_hashing(settings):
 @pytest.fixture
 def client():
     """Django's test client with an English browser: the dashboard tests read its English texts (the dashboard follows
-    the browser; tests/config/test_language.py covers the pt-BR default). The payer's pages ignore the header: their
+    the browser; tests/core/test_language.py covers the pt-BR default). The payer's pages ignore the header: their
     tests read Portuguese."""
     return Client(HTTP_ACCEPT_LANGUAGE="en")
 

@@ -1,4 +1,4 @@
-"""What keeps a payout's worker CPU low (issue 17, `bench/payouts_e2e.py`), for payments.payouts.services.
+"""What keeps a payout's worker CPU low (issue 17), for payments.payouts.services.
 
 - **Two statements per state change of a batch**: the rows locked in id order with the status each moves from
   checked (`lock_objects.payouts`: PostgreSQL checks it again on the newest version of a row another transaction

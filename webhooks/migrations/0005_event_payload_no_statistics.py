@@ -1,5 +1,5 @@
 """The planner never filters events on their payload; its statistics are the larger half of every ANALYZE of the
-events table, the largest table (README, Decision 115)."""
+events table, the largest table (docs/decisions/0051-write-path-tables-lean.md)."""
 
 from django.db import migrations
 

@@ -1,5 +1,5 @@
 """Settings of the textbook peer: a small API-only Django project configured the way the Django and DRF docs
-suggest. Only bench/run.py --peer starts it; the service never imports it."""
+suggest. Only `python -m bench` starts it; the service never imports it."""
 
 from pathlib import Path
 
