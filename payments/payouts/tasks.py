@@ -34,8 +34,8 @@ def payouts_dispatch(*, after: list | None = None) -> int:
 def payouts_resume(**kwargs) -> None:
     """A worker that starts sends the PENDING payouts on at once. The messages a SIGKILLed worker held (its reserved
     `payout_process` tasks, or a `payouts_dispatch` cut off halfway through its fan-out) died with it (the Redis
-    broker keeps no copy of a message a worker took: docs/decisions/0045-tasks-are-nudges.md); without this their payouts would wait
-    for the reconciliation job.
+    broker keeps no copy of a message a worker took: docs/decisions/0045-tasks-are-nudges.md); without this their
+    payouts would wait for the reconciliation job.
     A payout whose task is still queued gets a second one, which finds it no longer PENDING and does nothing."""
     try:
         payouts_dispatch.delay()

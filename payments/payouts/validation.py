@@ -1,4 +1,4 @@
-"""The body of POST /payout, checked and normalized (SPEC §4.1), in the manner of the charge's (payments.payins.validation).
+"""The body of POST /payout, checked and normalized (SPEC §4.1), as payments.payins.validation checks a charge's.
 
 Every problem is reported at once, each with its path. The rules that span fields (the key against its type, the
 beneficiary's document against a CPF or CNPJ key) read the raw body, so they are checked whatever else is wrong; a
