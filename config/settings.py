@@ -136,7 +136,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # What a plain `celery -A config worker` runs (docs/decisions/0046-worker-threads-and-two-queues.md): threads, as
 # every worker command of the project. Celery's own default, prefork with a process per core, cost about 1 ms of CPU
 # more per task (each message crosses a pipe to a child and back), and rail calls and deliveries wait on the network
-# anyway. 8 threads drained a payout burst faster than 2 or 4 for the same CPU per payout. `--pool` / `--concurrency` override both.
+# anyway. 8 threads drained a payout burst faster than 2 or 4 for the same CPU per payout. `--pool` and
+# `--concurrency` override both.
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = 8
 # Webhooks (issue 17, the plain command): threads x 8 delivered 405-417/s on a quiet
