@@ -33,7 +33,7 @@ from payments.models import AccountKind, LedgerAccount, LedgerEntry, LedgerTrans
 from tests.conftest import broker_redis, run_in_threads, subprocess_database_url
 from tests.factories import ApiKeyFactory, MerchantFactory, UserFactory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # real gunicorn or Celery processes
 
 CUSTOMER = {"name": "Ana Souza", "document": "52998224725", "email": "ana@example.com"}
 TEST_CARD = {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMonth": "12",

@@ -36,7 +36,7 @@ from tests.factories import MerchantFactory, UserFactory
 from tests.webhooks.test_worker import Processes
 from webhooks.models import Event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # real gunicorn or Celery processes
 
 LATENCY_SECONDS = 0.3
 CONFIRM_SECONDS = 1

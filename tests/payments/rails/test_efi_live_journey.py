@@ -231,6 +231,7 @@ def log_of(stack: Stack, name: str) -> str:
 
 
 # --- The journey -----------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # gunicorn, a Celery worker and beat against the fake bank
 def test_the_live_journey_through_efi_with_real_processes(stack, fake, settings):
     secret = stack.environment["EFI_WEBHOOK_SECRET"]
     notification_url = f"{stack.base_url}/rails/efi/webhook/{secret}?ignorar="
