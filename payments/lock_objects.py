@@ -10,6 +10,9 @@ so that two transactions never wait on each other in a cycle:
 
 Only the rows themselves (`of=("self",)`): a joined merchant row stays unlocked, which inserts referencing the merchant
 (FOR KEY SHARE) would otherwise wait on.
+
+The payout's balance decision takes the ledger accounts the same way, all of them in id order, inside the PL/pgSQL
+function `payments_payout_reserve` (payments/sql/payout_reserve.sql), as its transaction's last statement.
 """
 
 from __future__ import annotations

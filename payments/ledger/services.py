@@ -3,9 +3,10 @@
 `post` must run inside the caller's database transaction, beside the status change that causes the movement (and
 its event), so the three commit together or not at all. A movement locks all of its merchant's accounts of the mode,
 in id order: whatever a transaction locks first, it locks everything, so a later call in the same transaction can
-never take the locks out of order (no deadlocks). A caller that must check a balance first (a payout: "available ≥
-amount + fee") calls `lock`, decides, and passes the locked accounts to `post`, which updates those very objects:
-a second check in the same transaction sees the new balance.
+never take the locks out of order (no deadlocks). A caller that must check a balance first (a refund: "available ≥
+amount") calls `lock`, decides, and passes the locked accounts to `post`, which updates those very objects: a second
+check in the same transaction sees the new balance. The one movement not written here is a payout's acceptance: the
+PL/pgSQL function `payments_payout_reserve` (`payments.payouts.reserve`) writes the same rows `post` would.
 Amounts are integer cents, signed: positive adds to an account's balance.
 """
 

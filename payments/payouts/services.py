@@ -1,8 +1,10 @@
 """Pix payouts (SPEC §4): never overdraw, never pay twice.
 
-- **Never overdraw.** A payout is accepted in one transaction that locks the merchant's ledger accounts (in id order,
-  as every movement does), checks `available ≥ amount + fee` and the day's limit under that lock, and moves amount +
-  fee to "in flight" before it commits. Refunds take the same locks, so no two movements can spend the same cents.
+- **Never overdraw.** A payout is accepted in one transaction whose last statement, the PL/pgSQL function
+  `payments_payout_reserve` (`payments.payouts.reserve`), locks the merchant's ledger accounts (in id order, as every
+  movement does), checks the day's limit and `available ≥ amount + fee` under that lock, and moves amount + fee to
+  "in flight" before the transaction commits. Refunds take the same locks, so no two movements can spend the same
+  cents.
 - **Never pay twice.** The worker moves the payout PENDING → PROCESSING (conditional update) before it calls the rail,
   and the call carries the payout id as its idempotency key. A worker killed between the send and the record leaves
   a PROCESSING payout; the reconciliation job asks the rail for its status by that key and records the answer. It
@@ -32,6 +34,7 @@ from payments import policy, rails
 from payments.ledger import services as ledger
 from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
+from payments.payouts import reserve
 from payments.payouts.dispatch import dispatch_soon
 from payments.payouts.serializers import payout_serialize
 from payments.payouts.worker import payouts_moved
@@ -111,7 +114,7 @@ def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
     try:
         with transaction.atomic():
             # The payout and its event first, before any lock: a referenceId already taken fails here (the unique
-            # constraint), and the ledger lock is held only for the decision and the movement, right before COMMIT.
+            # constraint), and the ledger lock is held only for the decision's one statement and the COMMIT.
             payout.save(force_insert=True)
             if audit is not None:
                 audit(payout).save()
@@ -133,40 +136,34 @@ def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
 
 
 def _reserve(payout: Payout, *, daily_max: int) -> None:
-    """The payout's balance decision, in the caller's transaction: under the merchant's ledger lock, add the payout
-    to the day's total, refuse it past the daily limit or beyond the available balance (amount + fee), else move
-    amount + fee from available to in flight. A refusal raises, and the caller's transaction rolls back the total
-    with the payout."""
-    amount, fee = payout.amount, payout.fee
-    accounts = ledger.lock(merchant=payout.merchant, livemode=payout.livemode)
-    used = _daily_total_add(payout, amount)
-    if used > daily_max:
+    """The payout's balance decision, in the caller's transaction and as its last statement: the PL/pgSQL function
+    `payments_payout_reserve` (`payments.payouts.reserve`) locks the merchant's ledger accounts, adds the payout to
+    the day's total, and refuses it past the daily limit or beyond the available balance (amount + fee), else moves
+    amount + fee from available to in flight. A refusal raises here, and the caller's transaction rolls back the
+    total with the payout."""
+    decision = reserve.payout_reserve(payout=payout, daily_max=daily_max, created_at=timezone.now(),
+                                      description=f"Pix payout to {payout.pix_key_type} key")
+    if decision.outcome == reserve.LIMIT:
         raise PayoutLimitExceeded(
             gettext("The day's payouts would reach %(used)s cents; the daily limit is %(daily_max)s") % {
-                "used": used, "daily_max": daily_max}, param="amount")
-    if accounts[AccountKind.AVAILABLE].balance < amount + fee:
+                "used": decision.day_total, "daily_max": daily_max}, param="amount")
+    if decision.outcome == reserve.BALANCE:
         raise InsufficientBalance()
-    ledger.post(merchant=payout.merchant, livemode=payout.livemode, object_type="payout", object_id=str(payout.id),
-                reference_id=payout.reference_id, description=f"Pix payout to {payout.pix_key_type} key",
-                accounts=accounts, legs=[
-                    Leg(AccountKind.AVAILABLE, -amount, LineType.PAYOUT),
-                    Leg(AccountKind.AVAILABLE, -fee, LineType.PAYOUT_FEE),
-                    Leg(AccountKind.PAYOUTS_IN_FLIGHT, amount + fee, LineType.PAYOUT),
-                ])
+    if decision.outcome != reserve.OK:
+        raise RuntimeError(f"payments_payout_reserve answered {decision.outcome!r}")
 
 
-def _daily_total_add(payout: Payout, amount: int) -> int:
-    """Add `amount` (negative: take it off) to the day's total of the payout's merchant and mode, and return the new
-    total. Called under the merchant's ledger lock, which orders every change of it (so no other transaction can
-    create or change the row meanwhile)."""
+def _daily_total_take_off(payout: Payout) -> None:
+    """Take a payout that will never leave off its day's total: the row `payments_payout_reserve` added it to (the
+    merchant, the mode, the payout's São Paulo day). Called under the merchant's ledger lock, which orders every
+    change of the row."""
     scope = {"merchant_id": payout.merchant_id, "livemode": payout.livemode, "day": payout.local_date}
     total = PayoutDailyTotal.objects.filter(**scope).first()
     if total is None:
-        total = PayoutDailyTotal.objects.create(**scope, amount=amount)
+        PayoutDailyTotal.objects.create(**scope, amount=-payout.amount)
     else:
-        total.amount += amount
+        total.amount -= payout.amount
         total.save(update_fields=["amount"])
-    return total.amount
 
 
 def _event_fields(payout: Payout, type: str, *, previous_status: str | None) -> dict:
@@ -210,7 +207,7 @@ def _money_back(payout: Payout, amount: int, description: str) -> None:
                     Leg(AccountKind.PAYOUTS_IN_FLIGHT, -amount, LineType.PAYOUT_REVERSAL),
                     Leg(AccountKind.AVAILABLE, amount, LineType.PAYOUT_REVERSAL),
                 ])
-    _daily_total_add(payout, -payout.amount)
+    _daily_total_take_off(payout)
 
 
 def payout_cancel(*, merchant: Merchant, livemode: bool, payout_id) -> Payout:
