@@ -8,8 +8,9 @@ once it finished, or 422 when their body or path differ.
 No transaction is opened around the request: transactions belong to the services it calls, and a service that calls a
 rail commits before the call and records the answer after it (a rail call never runs inside a transaction). So the
 wrapper cannot undo a request's effect; instead each service that commits an effect says so, by calling
-`effect_record()` inside its own `transaction.atomic()`: that marks the claim `took_effect` in the same transaction,
-so the mark commits if and only if the effect does. When the request ends:
+`effect_record()` inside its own `transaction.atomic()` (or writes it inside `effect_statement()` when the effect
+is one statement): that marks the claim `took_effect` in the same transaction, so the mark commits if and only if
+the effect does. When the request ends:
 - a response of 2xx is stored, and every retry gets it again;
 - any other response, or a crash, is stored if the claim took effect (a retry gets that answer again and never acts
   twice: the 500 of a crash after a charge was handed to the rail), and otherwise released (a validation error, a
@@ -30,12 +31,13 @@ is sent.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import hmac
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -135,6 +137,22 @@ def effect_record() -> None:
         raise RuntimeError("effect_record() belongs inside the transaction.atomic() that commits the effect")
     IdempotencyKey.objects.filter(pk=claim.row.pk, locked_at=claim.token).update(took_effect=True)
     transaction.on_commit(functools.partial(setattr, claim, "effect_committed", True))
+
+
+@contextlib.contextmanager
+def effect_statement() -> Iterator[None]:
+    """Around an effect written by one SQL statement, which is a transaction of its own: no transaction is opened for
+    it, unless the request holds a claim, whose mark must commit with the effect: then the statement and
+    `effect_record` go in one `transaction.atomic()`. Inside a caller's transaction, both simply join it."""
+    if connection.in_atomic_block:
+        yield
+        effect_record()
+    elif _current.get() is None:
+        yield
+    else:
+        with transaction.atomic():
+            yield
+            effect_record()
 
 
 @functools.cache

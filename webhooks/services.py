@@ -35,7 +35,7 @@ def event_record(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pr
     event.save(force_insert=True)
     if deliveries:
         Delivery.objects.bulk_create(deliveries)
-    _deliveries_enqueue_on_commit(deliveries)
+    deliveries_enqueue_on_commit(deliveries)
     return event
 
 
@@ -52,14 +52,15 @@ def events_record(events: list[dict]) -> list[Event]:
     written = Event.objects.bulk_create([event for event, _ in built])
     if deliveries:
         Delivery.objects.bulk_create(deliveries)
-    _deliveries_enqueue_on_commit(deliveries)
+    deliveries_enqueue_on_commit(deliveries)
     return written
 
 
 def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, previous_status: str | None = None,
                 webhook_url: str | None = None,
                 endpoints: list[WebhookEndpoint] | None = None) -> tuple[Event, list[Delivery]]:
-    """An event and its deliveries, not yet saved (what `event_record` writes; the benchmarks build them too)."""
+    """An event and its deliveries, not yet saved: what `event_record` writes, and what
+    `payments.payins.charge_insert` writes with a new charge in one statement."""
     now = timezone.now()
     event_id = uuid7()
     payload = {
@@ -81,7 +82,9 @@ def event_build(*, merchant: Merchant, livemode: bool, type: str, obj: dict, pre
     return event, deliveries
 
 
-def _deliveries_enqueue_on_commit(deliveries: list[Delivery]) -> None:
+def deliveries_enqueue_on_commit(deliveries: list[Delivery]) -> None:
+    """Enqueue the deliveries once the transaction that writes them commits (at once outside a transaction: the
+    statement that wrote them has committed)."""
     if deliveries:
         ids = [str(d.id) for d in deliveries]
         transaction.on_commit(lambda: _enqueue(ids))

@@ -22,7 +22,7 @@ from accounts.selectors import merchant_city, merchant_display_name
 from accounts.signals import MEMO_ATTRIBUTE
 from core.dates import sao_paulo_date
 from core.errors import DomainError, InvalidState
-from integrations.idempotency import effect_record
+from integrations.idempotency import effect_statement
 from payments import policy, rails
 from payments.formats import boleto, pix
 from payments.models import (
@@ -32,11 +32,12 @@ from payments.models import (
     UnmatchedKind,
 )
 from payments.payins.cards import card_charge
+from payments.payins.charge_insert import charge_insert
 from payments.payins.serializers import payin_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
 from payments.rails.base import RailError, RailRefused
 from payments.unmatched.services import unmatched_record
-from webhooks.services import event_record
+from webhooks.services import deliveries_enqueue_on_commit, event_build
 
 logger = logging.getLogger(__name__)
 
@@ -115,13 +116,13 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
                                  amount=payin.amount, due_date=payin.boleto_due_date)
     except RailError as exc:
         raise RailUnavailable() from exc
-    # The charge, its payin.created event and the event's deliveries: one transaction, all or nothing.
+    # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
     body = payin_serialize(payin)
-    with transaction.atomic():
-        payin.save(force_insert=True)
-        event_record(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=body,
-                     previous_status=None, webhook_url=payin.webhook_url or None)
-        effect_record()
+    event, deliveries = event_build(merchant=payin.merchant, livemode=payin.livemode, type="payin.created", obj=body,
+                                    previous_status=None, webhook_url=payin.webhook_url or None)
+    with effect_statement():
+        charge_insert(payin, event=event, deliveries=deliveries)
+    deliveries_enqueue_on_commit(deliveries)
     return body
 
 

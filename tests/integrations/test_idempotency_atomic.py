@@ -21,7 +21,7 @@ from accounts.models import AccountEvent
 from config.urls import urlpatterns as project_urlpatterns
 from core.api import ApiView
 from core.errors import InvalidState
-from integrations.idempotency import body_digest, effect_record, idempotent
+from integrations.idempotency import body_digest, effect_record, effect_statement, idempotent
 from integrations.models import IdempotencyKey
 
 
@@ -104,7 +104,21 @@ class WritingSelectApi(ApiView):
         return Response({"error": "refused after writing"}, status=409)
 
 
+class OneStatementEffectApi(ApiView):
+    """A service whose effect is one statement (`effect_statement`): it answers whether the statement ran in a
+    transaction."""
+
+    @idempotent
+    def post(self, request: Request) -> Response:
+        with effect_statement():
+            event = AccountEvent.objects.create(action="signed_up", merchant=request.auth.merchant,
+                                                reason="one statement")
+            in_transaction = connection.in_atomic_block
+        return Response({"id": event.pk, "inAtomicBlock": in_transaction}, status=201)
+
+
 urlpatterns = [
+    path("test/one-statement", OneStatementEffectApi.as_view()),
     path("test/effect-then-crash", EffectThenCrashApi.as_view()),
     path("test/effect-then-error", EffectThenErrorResponseApi.as_view()),
     path("test/slow", SlowEffectApi.as_view()),
@@ -327,3 +341,27 @@ def test_a_write_that_fails_takes_its_mark_with_it_and_frees_the_key(api, settin
     with connection.cursor() as cursor:  # and its lock was let go
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
         assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_effect_of_one_statement_is_marked_with_it_in_one_transaction(api, settings):
+    settings.ROOT_URLCONF = __name__
+
+    response = api.post("/test/one-statement", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-14")
+    replay = api.post("/test/one-statement", {}, format="json", HTTP_IDEMPOTENCY_KEY="k-14")
+
+    assert (response.status_code, response.json()["inAtomicBlock"]) == (201, True)
+    assert (replay.status_code, replay.json(), replay["Idempotent-Replayed"]) == (201, response.json(), "true")
+    assert IdempotencyKey.objects.get(key="k-14").took_effect
+    assert AccountEvent.objects.filter(reason="one statement").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_effect_of_one_statement_without_a_key_opens_no_transaction(api, settings):
+    """Without a claim to mark, the statement is a transaction of its own: no BEGIN and COMMIT around it."""
+    settings.ROOT_URLCONF = __name__
+
+    response = api.post("/test/one-statement", {}, format="json")
+
+    assert (response.status_code, response.json()["inAtomicBlock"]) == (201, False)
+    assert AccountEvent.objects.filter(reason="one statement").count() == 1
