@@ -69,6 +69,8 @@ def test_every_page_holds_the_querysets_rows_and_values(merchant_with_charges, l
     for row, payin in zip(rows, instances, strict=True):
         assert tuple(row) == tuple(getattr(payin, column) for column in PAYIN_COLUMNS)
         assert [type(value) for value in row] == [type(getattr(payin, column)) for column in PAYIN_COLUMNS]
+        assert [getattr(value, "tzinfo", None) for value in row] == [
+            getattr(getattr(payin, column), "tzinfo", None) for column in PAYIN_COLUMNS]
         assert payin_serialize(row) == payin_serialize(payin)
 
 
