@@ -8,8 +8,9 @@ import pytest
 from django.db import connection, transaction
 
 from core.api import Listing, paginate
+from core.renderers import ApiJSONRenderer
 from payments.models import Payin
-from payments.payins.list_page_sql import FIRST_PAGE, NEXT_PAGE, PayinPages
+from payments.payins.list_page_sql import DOCUMENTS, FIRST_PAGE, NEXT_PAGE, PayinPages
 from payments.payins.serializers import PAYIN_COLUMNS, payin_serialize
 from tests.factories import MerchantFactory
 from tests.payments.hosted.test_pages import make_payin
@@ -38,13 +39,18 @@ def queryset_pages(merchant) -> Listing:
     return Listing.of(Payin, PAYIN_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": False})
 
 
-def test_the_columns_are_the_serializers_in_order(merchant_with_charges):
+def test_the_columns_are_the_serializers_in_order_the_json_ones_as_one_array(merchant_with_charges):
+    json_fields = [field for field in map(Payin._meta.get_field, PAYIN_COLUMNS)
+                   if field.get_internal_type() == "JSONField"]
+    assert PAYIN_COLUMNS[-len(DOCUMENTS):] == DOCUMENTS == tuple(field.name for field in json_fields)
+    assert all(field.decoder is None for field in json_fields)  # from_db_value is json.loads, as _row reads them
     for sql, params in ((FIRST_PAGE, [merchant_with_charges.pk, False, 1]),
                         (NEXT_PAGE, [merchant_with_charges.pk, False, Payin.objects.first().created_at,
                                      Payin.objects.first().pk, 1])):
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            assert tuple(column.name for column in cursor.description) == PAYIN_COLUMNS
+            assert tuple(column.name for column in cursor.description) == (
+                *PAYIN_COLUMNS[:-len(DOCUMENTS)], "documents")
 
 
 @pytest.mark.parametrize("limit", [1, 2, 5, 13, 14, 100])
@@ -71,7 +77,7 @@ def test_every_page_holds_the_querysets_rows_and_values(merchant_with_charges, l
         assert [type(value) for value in row] == [type(getattr(payin, column)) for column in PAYIN_COLUMNS]
         assert [getattr(value, "tzinfo", None) for value in row] == [
             getattr(getattr(payin, column), "tzinfo", None) for column in PAYIN_COLUMNS]
-        assert payin_serialize(row) == payin_serialize(payin)
+        assert ApiJSONRenderer().render(payin_serialize(row)) == ApiJSONRenderer().render(payin_serialize(payin))
 
 
 def test_only_the_merchants_charges_of_the_mode(merchant_with_charges):
