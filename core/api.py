@@ -128,7 +128,7 @@ def parse_limit(value: str | None) -> int:
 
 class Rows(Protocol):
     """What `paginate` reads a page from besides a QuerySet: a `Listing`, or a list's page in literal SQL (such as
-    `payments.payins.list_page_sql`)."""
+    `payments.payins.read_sql`)."""
 
     model: type[Model]
 

@@ -13,12 +13,12 @@ from core import readcache
 from core.api import Listing, Rows
 from core.errors import NotFound
 from payments.models import Payin, Refund
-from payments.payins.list_page_sql import PayinPages
+from payments.payins.read_sql import PayinPages, payin_scoped
 from payments.payins.serializers import PAYIN_COLUMNS, REFUND_COLUMNS, payin_serialize
 
 
 def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
-    payin = Payin.objects.filter(merchant=merchant, livemode=livemode, pk=payin_id).first()
+    payin = payin_scoped(merchant_id=merchant.pk, livemode=livemode, payin_id=payin_id)
     if payin is None:
         raise NotFound("No such charge")
     payin.merchant = merchant  # the caller's own: reading it back would be another query

@@ -9,7 +9,7 @@ from payments.models import Payin, PaymentMethod, Refund
 
 # The columns each serializer reads (its own and through payments.hosted.links): a list page fetches exactly these and
 # serializes each row's named tuple with the same function as a charge (core.api.Listing). The JSON columns come
-# last: payments.payins.list_page_sql reads them as one array.
+# last: payments.payins.read_sql reads them as one array.
 PAYIN_COLUMNS = ("id", "status", "amount", "fee", "payment_method", "reference_id", "livemode", "description",
                  "refunded_amount", "public_token", "created_at", "updated_at", "paid_at", "failure_code",
                  "failure_message", "pix_payload", "pix_expires_at", "pix_txid", "boleto_barcode",

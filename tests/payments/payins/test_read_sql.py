@@ -1,5 +1,5 @@
-"""The charge list's literal SQL (payments/payins/list_page_sql.py) on PostgreSQL: the same rows, values and pages as
-the QuerySet it stands in for, only the caller's merchant and mode, served by the `payin_list` index."""
+"""The charge reads' literal SQL (payments/payins/read_sql.py) on PostgreSQL: the same charge, rows, values and pages
+as the QuerySets they stand in for, only the caller's merchant and mode, each served by its index."""
 
 import uuid
 from datetime import timedelta
@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from core.api import Listing, paginate
 from core.renderers import ApiJSONRenderer
 from payments.models import Payin
-from payments.payins.list_page_sql import DOCUMENTS, FIRST_PAGE, NEXT_PAGE, PayinPages
+from payments.payins.read_sql import DOCUMENTS, FIRST_PAGE, NEXT_PAGE, SCOPED_GET, PayinPages, payin_scoped
 from payments.payins.serializers import PAYIN_COLUMNS, payin_serialize
 from tests.factories import MerchantFactory
 from tests.payments.hosted.test_pages import make_payin
@@ -131,3 +131,36 @@ def test_the_api_answers_the_same_bytes_with_a_filter_that_keeps_every_charge(ap
 
     assert len(answers[False]) == 3
     assert answers[False] == answers[True]
+
+
+def test_the_scoped_get_reads_the_charge_as_the_orm_does(merchant_with_charges, django_assert_num_queries):
+    for payin in Payin.objects.filter(merchant=merchant_with_charges):
+        with django_assert_num_queries(1):
+            found = payin_scoped(merchant_id=merchant_with_charges.pk, livemode=payin.livemode, payin_id=payin.pk)
+
+        assert type(found) is Payin and found._state.adding is False and found._state.db == "default"
+        for field in Payin._meta.concrete_fields:
+            value, expected = getattr(found, field.attname), getattr(payin, field.attname)
+            assert (value, type(value), getattr(value, "tzinfo", None)) == (
+                expected, type(expected), getattr(expected, "tzinfo", None)), field.name
+        assert payin_serialize(found) == payin_serialize(payin)
+
+
+def test_the_scoped_get_finds_nothing_outside_the_merchant_and_mode(merchant_with_charges):
+    payin = Payin.objects.filter(merchant=merchant_with_charges, livemode=False).first()
+    other = Payin.objects.exclude(merchant=merchant_with_charges).get()
+
+    assert payin_scoped(merchant_id=merchant_with_charges.pk, livemode=True, payin_id=payin.pk) is None
+    assert payin_scoped(merchant_id=other.merchant_id, livemode=False, payin_id=payin.pk) is None
+    assert payin_scoped(merchant_id=merchant_with_charges.pk, livemode=False, payin_id=other.pk) is None
+    assert payin_scoped(merchant_id=merchant_with_charges.pk, livemode=False, payin_id=uuid.uuid4()) is None
+
+
+def test_the_scoped_get_reads_the_primary_key_index(merchant_with_charges):
+    payin = Payin.objects.filter(merchant=merchant_with_charges).first()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + SCOPED_GET, [payin.pk, merchant_with_charges.pk, False])
+        plan = "\n".join(line for line, in cursor.fetchall())
+
+    assert "Index Scan using payments_payin_pkey" in plan, plan

@@ -1,10 +1,12 @@
-"""A merchant's charges page by page, newest first, when no filter is given (`GET /payin`, what integrations poll):
-literal SQL on the `payin_list` index (merchant, livemode, created_at, id).
+"""The two charge reads the API serves most, in literal SQL: a merchant's charges page by page, newest first, when no
+filter is given (`GET /payin`, what integrations poll), and one charge of a merchant and mode (`payin_get`, behind
+`GET /payin/{id}` when its body is not cached, and every action on a charge).
 
-The same page as a QuerySet (`core.api.Listing`, which `GET /payin` still uses with a filter) spends more building
-and compiling its SQL than PostgreSQL spends running it (ADR 0061 has the figures). Each row is a `PayinRow` of
-`PAYIN_COLUMNS` holding what the ORM reads, so `payin_serialize` writes the same body from either
-(`tests/payments/payins/test_list_page_sql.py` holds the two equal on PostgreSQL):
+Built as QuerySets, each spent more building and compiling its SQL than PostgreSQL spent running it (their ADR in
+docs/decisions/ has the figures). What they give is what the ORM gives: `payin_scoped` a `Payin` read by
+`Manager.raw()`; `PayinPages` rows of `PAYIN_COLUMNS` (named tuples, as `core.api.Listing` reads them, which
+`GET /payin` still uses with a filter), so `payin_serialize` writes the same body from either. Its
+`tests/payments/payins/test_read_sql.py` holds both equal to the ORM's on PostgreSQL. The page reads:
 
 - the JSON columns (last in `PAYIN_COLUMNS`) as one array, `documents`, decoded by one `json.loads` as
   `JSONField.from_db_value` decodes each (the fields have no decoder of their own): a decode costs more to start
@@ -28,6 +30,12 @@ from django.db import connections, router
 
 from payments.models import Payin
 from payments.payins.serializers import PAYIN_COLUMNS
+
+# `*`: every column, which raw() makes the model's fields, whatever fields the model has.
+SCOPED_GET = """
+SELECT * FROM payments_payin
+WHERE id = %s AND merchant_id = %s AND livemode = %s
+"""
 
 FIRST_PAGE = """
 SELECT id, status, amount, fee, payment_method, reference_id, livemode, description, refunded_amount, public_token,
@@ -60,6 +68,13 @@ DOCUMENTS = ("metadata", "customer", "items", "card")  # the JSON columns, in `d
 # The positions of the instants (DateTimeField) in a row.
 _INSTANTS = tuple(position for position, name in enumerate(PAYIN_COLUMNS)
                   if Payin._meta.get_field(name).get_internal_type() == "DateTimeField")
+
+
+def payin_scoped(*, merchant_id: uuid.UUID, livemode: bool, payin_id: uuid.UUID) -> Payin | None:
+    """The charge `payin_id` if it is the merchant's, in that mode; else None."""
+    for payin in Payin.objects.raw(SCOPED_GET, [payin_id, merchant_id, livemode]):
+        return payin
+    return None
 
 
 @dataclass(frozen=True)
