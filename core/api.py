@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -126,6 +126,17 @@ def parse_limit(value: str | None) -> int:
     return int(value)
 
 
+class Rows(Protocol):
+    """What `paginate` reads a page from besides a QuerySet: a `Listing`, or a list's page in literal SQL (such as
+    `payments.payins.read_sql`)."""
+
+    model: type[Model]
+
+    def page(self, count: int, position: tuple[datetime, Any] | None) -> list:
+        """The first `count` rows, newest first by (created_at, id), of those before `position` ((created_at, id),
+        or None from the newest): each with `created_at` and the model's primary key by its attribute name."""
+
+
 @dataclass(frozen=True)
 class Listing:
     """A list for `paginate` as plain values rather than model instances: the rows of `model` matching every filter
@@ -151,8 +162,11 @@ class Listing:
     def rows(self) -> QuerySet:
         return self.queryset().values_list(*self.columns, named=True)
 
+    def page(self, count: int, position: tuple[datetime, Any] | None) -> list:
+        return list(_keyset_ordered(self.rows(), position)[:count])
 
-def paginate(source: QuerySet | Listing, *, params: dict, serialize: Callable[[Any], dict]) -> Page:
+
+def paginate(source: QuerySet | Rows, *, params: dict, serialize: Callable[[Any], dict]) -> Page:
     """Newest first, by (created_at, id) keyset: page N costs what page 1 costs, whatever the table's size.
 
     The rows must already be scoped to the merchant and mode, and be backed by an index on those columns followed by
@@ -161,8 +175,10 @@ def paginate(source: QuerySet | Listing, *, params: dict, serialize: Callable[[A
     limit = parse_limit(params.get("limit"))
     cursor = params.get("cursor")
     position = _decode_cursor(cursor, source.model) if cursor else None
-    queryset = source.rows() if isinstance(source, Listing) else source
-    rows = list(_keyset_ordered(queryset, position)[: limit + 1])
+    if isinstance(source, QuerySet):
+        rows = list(_keyset_ordered(source, position)[: limit + 1])
+    else:
+        rows = source.page(limit + 1, position)
     has_more = len(rows) > limit
     rows = rows[:limit]
     # The primary key by its attribute name, which a model instance and a Listing's row both have.

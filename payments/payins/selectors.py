@@ -10,14 +10,15 @@ from django.db.models import QuerySet
 
 from accounts.models import Merchant
 from core import readcache
-from core.api import Listing
+from core.api import Listing, Rows
 from core.errors import NotFound
 from payments.models import Payin, Refund
+from payments.payins.read_sql import PayinPages, payin_scoped
 from payments.payins.serializers import PAYIN_COLUMNS, REFUND_COLUMNS, payin_serialize
 
 
 def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
-    payin = Payin.objects.filter(merchant=merchant, livemode=livemode, pk=payin_id).first()
+    payin = payin_scoped(merchant_id=merchant.pk, livemode=livemode, payin_id=payin_id)
     if payin is None:
         raise NotFound("No such charge")
     payin.merchant = merchant  # the caller's own: reading it back would be another query
@@ -37,18 +38,27 @@ def payin_body_get(*, merchant: Merchant, livemode: bool, payin_id: uuid.UUID, f
 
 def payin_rows(*, merchant: Merchant, livemode: bool, status: str | None = None, payment_method: str | None = None,
                reference_id: str | None = None, created_from: datetime | None = None,
-               created_to: datetime | None = None) -> Listing:
+               created_to: datetime | None = None) -> Rows:
     """Scoped to the merchant and mode; each filter has an index beginning (merchant, livemode, filter) and ending
     (created_at, id), so a page costs the same at any depth and with any of them. The columns the API body reads,
-    for `core.api.paginate`."""
-    return Listing.of(Payin, PAYIN_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": livemode}, status=status,
-                      payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
-                      created_at__lt=created_to)
+    for `core.api.paginate`: without a filter (the list integrations poll) in literal SQL, else as a QuerySet."""
+    if (status, payment_method, reference_id, created_from, created_to) == (None, None, None, None, None):
+        return PayinPages(merchant_id=merchant.pk, livemode=livemode)
+    return _payin_listing(merchant=merchant, livemode=livemode, status=status, payment_method=payment_method,
+                          reference_id=reference_id, created_from=created_from, created_to=created_to)
 
 
 def payin_list(**filters: Any) -> QuerySet[Payin]:
     """The charges `payin_rows` lists (same arguments), as model instances."""
-    return payin_rows(**filters).queryset()
+    return _payin_listing(**filters).queryset()
+
+
+def _payin_listing(*, merchant: Merchant, livemode: bool, status: str | None = None,
+                   payment_method: str | None = None, reference_id: str | None = None,
+                   created_from: datetime | None = None, created_to: datetime | None = None) -> Listing:
+    return Listing.of(Payin, PAYIN_COLUMNS, scope={"merchant_id": merchant.pk, "livemode": livemode}, status=status,
+                      payment_method=payment_method, reference_id=reference_id, created_at__gte=created_from,
+                      created_at__lt=created_to)
 
 
 def refund_list(*, payin: Payin) -> list[Refund]:

@@ -8,12 +8,13 @@ from payments.hosted.links import boleto_url, payment_url, qrcode_image_url
 from payments.models import Payin, PaymentMethod, Refund
 
 # The columns each serializer reads (its own and through payments.hosted.links): a list page fetches exactly these and
-# serializes each row's named tuple with the same function as a charge (core.api.Listing).
+# serializes each row's named tuple with the same function as a charge (core.api.Listing). The JSON columns come
+# last: payments.payins.read_sql reads them as one array.
 PAYIN_COLUMNS = ("id", "status", "amount", "fee", "payment_method", "reference_id", "livemode", "description",
-                 "metadata", "customer", "items", "refunded_amount", "public_token", "created_at", "updated_at",
-                 "paid_at", "failure_code", "failure_message", "pix_payload", "pix_expires_at", "pix_txid",
-                 "boleto_barcode", "boleto_digitable_line", "boleto_due_date", "boleto_instructions", "card",
-                 "authorization_code")
+                 "refunded_amount", "public_token", "created_at", "updated_at", "paid_at", "failure_code",
+                 "failure_message", "pix_payload", "pix_expires_at", "pix_txid", "boleto_barcode",
+                 "boleto_digitable_line", "boleto_due_date", "boleto_instructions", "authorization_code",
+                 "metadata", "customer", "items", "card")
 REFUND_COLUMNS = ("id", "payin_id", "amount", "status", "reason", "failure_code", "livemode", "created_at",
                   "updated_at")
 
