@@ -1,10 +1,21 @@
-// Progressive enhancement only: every action works without JavaScript.
+// Progressive enhancement only: every action works without JavaScript. No inline handlers anywhere: the pages'
+// Content-Security-Policy (script-src 'self') would block them, so behaviour is attached here, from data attributes.
+
+// A destructive form asks first: <form data-confirm="Revoke this key?">. Cancelling the dialog sends nothing.
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  var question = form.getAttribute && form.getAttribute("data-confirm");
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+
+// Copy buttons: <button data-copy="input-id">.
 document.addEventListener("click", function (event) {
   var button = event.target.closest("[data-copy]");
   if (!button) return;
   var input = document.getElementById(button.getAttribute("data-copy"));
   input.select();
-  var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy"; }, 1500); };
+  var label = button.textContent;
+  var done = function () { button.textContent = button.getAttribute("data-copied") || label; setTimeout(function () { button.textContent = label; }, 1500); };
   if (navigator.clipboard) { navigator.clipboard.writeText(input.value).then(done, function () { document.execCommand("copy"); done(); }); }
   else { document.execCommand("copy"); done(); }
 });
