@@ -15,7 +15,6 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext, pgettext_lazy
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
 
 from accounts import members, roles
 from accounts.access import SESSION_MERCHANT, permission_required, second_factor_required
@@ -25,6 +24,7 @@ from accounts.models import AccountEvent, Membership, User
 from accounts.views import sign_in_complete
 from core.dates import SAO_PAULO
 from core.errors import DomainError
+from core.http import post_only
 
 
 @permission_required(roles.MEMBERS)
@@ -52,7 +52,7 @@ def _member_action(request: HttpRequest, action, done: str) -> HttpResponse:
     return redirect("dashboard:members")
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 @second_factor_required
 def member_invite(request: HttpRequest) -> HttpResponse:
@@ -70,7 +70,7 @@ def member_invite(request: HttpRequest) -> HttpResponse:
     return _members_page(request, form, status=400)
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 @second_factor_required
 def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
@@ -83,7 +83,7 @@ def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
         gettext("Role changed."))
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 @second_factor_required
 def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
@@ -92,7 +92,7 @@ def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
                           gettext("Member removed; their sessions have ended."))
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.OWNERSHIP)
 @second_factor_required
 def ownership_transfer(request: HttpRequest, member_id: int) -> HttpResponse:
@@ -101,7 +101,7 @@ def ownership_transfer(request: HttpRequest, member_id: int) -> HttpResponse:
                           gettext("Ownership transferred. You are now an admin."))
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
     members.invitation_revoke(request, merchant=request.merchant, invitation_id=invitation_id)
@@ -109,7 +109,7 @@ def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
     return redirect("dashboard:members")
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.OWNERSHIP)
 @second_factor_required
 def require_two_factor(request: HttpRequest) -> HttpResponse:
@@ -119,7 +119,7 @@ def require_two_factor(request: HttpRequest) -> HttpResponse:
                           gettext("Saved."))
 
 
-@require_POST
+@post_only("dashboard:overview")
 @permission_required(roles.PERSONAL)
 def merchant_switch(request: HttpRequest) -> HttpResponse:
     """Choose which of the user's merchants the dashboard shows (only one they are a member of)."""
