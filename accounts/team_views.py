@@ -21,6 +21,7 @@ from accounts.access import SESSION_MERCHANT, permission_required, second_factor
 from accounts.audit import audit_list
 from accounts.forms import AcceptInvitationForm, AuditFilterForm, InviteForm, RoleForm
 from accounts.models import AccountEvent, Membership, User
+from accounts.twofactor import user_has_second_factor
 from accounts.views import sign_in_complete
 from core.dates import SAO_PAULO
 from core.errors import DomainError
@@ -37,7 +38,8 @@ def _members_page(request: HttpRequest, invite_form: InviteForm, *, status: int 
         "members": members.member_list(merchant=request.merchant),
         "invitations": members.invitation_list(merchant=request.merchant), "invite_form": invite_form,
         "role_form": RoleForm(), "can_manage": roles.role_allows(request.role, roles.MEMBERS),
-        "is_owner": roles.role_allows(request.role, roles.OWNERSHIP)}, status=status)
+        "is_owner": roles.role_allows(request.role, roles.OWNERSHIP),
+        "needs_second_factor": not user_has_second_factor(request.user)}, status=status)
 
 
 def _member_action(request: HttpRequest, action, done: str) -> HttpResponse:
@@ -54,9 +56,14 @@ def _member_action(request: HttpRequest, action, done: str) -> HttpResponse:
 
 @post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
-@second_factor_required
 def member_invite(request: HttpRequest) -> HttpResponse:
     form = InviteForm(request.POST)
+    if not user_has_second_factor(request.user):
+        # Refused like every member change without a second factor, but on the page itself: what was typed stays in
+        # the form, beside the notice that links to Security.
+        form.add_error(None, gettext("Turn on two-factor sign-in in Security before inviting a member. What you "
+                                     "typed is kept below."))
+        return _members_page(request, form, status=403)
     if form.is_valid():
         try:
             members.invitation_create(request, merchant=request.merchant, email=form.cleaned_data["email"],
