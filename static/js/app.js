@@ -19,3 +19,21 @@ document.addEventListener("click", function (event) {
   if (navigator.clipboard) { navigator.clipboard.writeText(input.value).then(done, function () { document.execCommand("copy"); done(); }); }
   else { document.execCommand("copy"); done(); }
 });
+
+// The header's menu button on a phone (the CSS shows it below 760 px): folds the navigation and the account's links
+// away until asked for. Without this script the button stays hidden and everything is shown.
+(function () {
+  var button = document.querySelector(".menu-button");
+  if (!button) return;
+  var header = button.closest(".top");
+  var set = function (open) {
+    header.classList.toggle("menu-open", open);
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+  };
+  header.classList.add("has-menu");
+  button.hidden = false;
+  button.addEventListener("click", function () { set(!header.classList.contains("menu-open")); });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && header.classList.contains("menu-open")) { set(false); button.focus(); }
+  });
+})();
