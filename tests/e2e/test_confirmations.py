@@ -13,16 +13,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from accounts.models import Membership, Merchant, Role
-from core import dates
 from integrations.models import ApiKey
 from payments.ledger import services as ledger
 from payments.models import Dispute, Payin, Payout
 from payments.payins import sandbox
-from payments.payins import services as payins
-from payments.payins.validation import payin_request_validate
 from payments.payouts import services as payouts
 from payments.payouts.validation import payout_request_validate
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import log_in, sandbox_charge
 from tests.factories import ApiKeyFactory, MembershipFactory, MerchantFactory, UserFactory
 from webhooks import services as webhooks
 from webhooks.models import WebhookSecret
@@ -31,17 +28,6 @@ pytestmark = pytest.mark.browser
 
 SHOP = "Loja da Dora"
 DEVELOPER = "dev@lojadadora.com.br"
-
-
-def charge(merchant: Merchant, *, method: str, reference_id: str) -> Payin:
-    body = {"paymentMethod": method, "amount": 8_000, "referenceId": reference_id, "payerIp": "203.0.113.20",
-            "isPhysicalProduct": False, "items": [{"title": "Vaso", "quantity": 1, "unitPrice": 8_000}],
-            "customer": {"name": "Bruna Lima", "document": "529.982.247-25", "email": "bruna@example.com"}}
-    if method == "CREDIT_CARD":
-        body["card"] = {"holderName": "BRUNA LIMA", "number": "4111111111111111", "expirationMonth": "11",
-                        "expirationYear": "2031", "cvv": "321"}
-    data = payin_request_validate(body, merchant=merchant, livemode=False, today=dates.sao_paulo_today())
-    return payins.payin_create(merchant=merchant, livemode=False, data=data)
 
 
 @dataclass
@@ -64,10 +50,11 @@ def shop(server) -> Shop:
     payout = payouts.payout_create(merchant=merchant, livemode=False, data=payout_request_validate(
         {"amount": 1_000, "pixKeyType": "EVP", "pixKey": "123e4567-e12b-12d1-a456-426655440000",
          "referenceId": "saque-1"}, merchant=merchant))
-    card = charge(merchant, method="CREDIT_CARD", reference_id="pedido-card")
+    card = sandbox_charge(merchant, method="CREDIT_CARD", reference_id="pedido-card")
     sandbox.payin_simulate(merchant=merchant, payin_id=card.pk, action="chargeback")
     webhooks.signing_secret_get_or_create(merchant=merchant, livemode=False)
-    return Shop(merchant=merchant, key=key, pending_pix=charge(merchant, method="PIX", reference_id="pedido-pix"),
+    pending_pix = sandbox_charge(merchant, method="PIX", reference_id="pedido-pix")
+    return Shop(merchant=merchant, key=key, pending_pix=pending_pix,
                 payout=payout, dispute=Dispute.objects.get(payin=card),
                 developer=MembershipFactory(merchant=merchant, role=Role.DEVELOPER, user=UserFactory(email=DEVELOPER)))
 

@@ -18,8 +18,17 @@ from payments.models import Payin
 from payments.payins import sandbox
 from payments.payouts import services as payouts
 from payments.payouts.validation import payout_request_validate
-from tests.e2e.helpers import DESKTOP, MOBILE, SCREENSHOTS, _capture, log_in, no_horizontal_scroll, second_step, shot
-from tests.e2e.test_confirmations import charge
+from tests.e2e.helpers import (
+    DESKTOP,
+    MOBILE,
+    SCREENSHOTS,
+    _capture,
+    log_in,
+    no_horizontal_scroll,
+    sandbox_charge,
+    second_step,
+    shot,
+)
 from tests.factories import MerchantFactory, UserFactory
 
 pytestmark = pytest.mark.browser
@@ -45,9 +54,9 @@ def shop_with_activity() -> tuple[Merchant, Payin]:
     merchant = MerchantFactory(name="Padaria Pão de Queijo da Conceição")  # a long name, as real ones are
     ledger.adjustment_create(merchant=merchant, livemode=False, amount=50_000, reason="Initial funds",
                              staff=UserFactory(is_staff=True))
-    paid = charge(merchant, method="PIX", reference_id="pedido-1001")
+    paid = sandbox_charge(merchant, method="PIX", reference_id="pedido-1001")
     sandbox.payin_simulate(merchant=merchant, payin_id=paid.pk, action="pay")
-    charge(merchant, method="PIX", reference_id="pedido-1002")
+    sandbox_charge(merchant, method="PIX", reference_id="pedido-1002")
     payouts.payout_create(merchant=merchant, livemode=False, data=payout_request_validate(
         {"amount": 12_345, "pixKeyType": "EVP", "pixKey": "123e4567-e12b-12d1-a456-426655440000",
          "referenceId": "saque-1"}, merchant=merchant))

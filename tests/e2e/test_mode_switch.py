@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.helpers import log_in
-from tests.e2e.test_confirmations import charge
+from tests.e2e.helpers import log_in, sandbox_charge
 from tests.factories import MerchantFactory
 
 pytestmark = pytest.mark.browser
@@ -58,7 +57,7 @@ def test_switching_mode_or_language_after_creating_a_key_lands_on_the_integratio
 
 def test_switching_mode_on_a_charge_lands_on_the_charges_list(page, server):
     merchant = MerchantFactory(name="Loja da Ema")
-    pix = charge(merchant, method="PIX", reference_id="pedido-7")
+    pix = sandbox_charge(merchant, method="PIX", reference_id="pedido-7")
     log_in(page, merchant.owner.email)
     page.goto(f"/dashboard/charges/{pix.pk}/")
     expect(page.get_by_role("heading", name="Pix charge of R$ 80,00")).to_be_visible()
