@@ -86,7 +86,8 @@ class InvalidApiKey(DomainError):
 
 class ApiKeyRevoked(DomainError):
     """The right secret of a key pair that was revoked: told apart from a mistyped pair, so the integrator looks for
-    the new pair instead of for a typo. Only a request that proves the secret hears it (a guess stays invalid_api_key)."""
+    the new pair instead of for a typo. Only a request that proves the secret hears it (a guess stays
+    invalid_api_key)."""
 
     status_code = 401
     type = "authentication_error"

@@ -62,6 +62,8 @@ MEANINGS: dict[str, str] = {
     "invitation_other_email": "Dashboard: the invitation was sent to another e-mail than the signed-in user's (not an "
                               "API error).",
     "invalid_code": "Dashboard: a two-factor code or recovery code that is wrong or already used (not an API error).",
+    "reauth_required": "Dashboard: new recovery codes, turning two-factor sign-in off and a new password need the "
+                       "password or a current code, given within 5 minutes (not an API error).",
     "email_taken": "Dashboard sign-up: an account with this e-mail exists (not an API error).",
     "reason_required": "Admin: a KYC rejection needs a reason (not an API error).",
 }
