@@ -122,6 +122,8 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
 OVERRIDES: dict[str, tuple[str, Any]] = {
     "Payin.status": ("PENDING, PAID, FAILED, EXPIRED, CANCELED, PARTIALLY_REFUNDED, REFUNDED or CHARGEBACK: see the "
                      "lifecycle in docs/README.md.", "PENDING"),
+    "PayinSimulated.status": ("The charge's status after the simulation: PENDING, PAID, FAILED, EXPIRED, CANCELED, "
+                              "PARTIALLY_REFUNDED, REFUNDED or CHARGEBACK.", "PAID"),
     "Payout.status": ("PENDING, PROCESSING, COMPLETED, FAILED, CANCELED or RETURNED.", "PENDING"),
     "Refund.status": ("PENDING until the rail confirms (Pix), then SUCCEEDED or FAILED; card refunds succeed at "
                       "once.", "SUCCEEDED"),
