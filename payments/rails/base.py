@@ -107,6 +107,8 @@ class Rail(Protocol):
     # True when the rail registers each Pix charge and hands back its own dynamic BR Code (txid of 26-35 letters and
     # digits, expiry and single payment enforced by the payer's bank); False for the simulator's static codes.
     dynamic_pix: bool
+    # The receiving key in the static BR Codes we build when `dynamic_pix` is False; "" for a rail that makes its own.
+    static_pix_key: str
     # How many payouts one worker task sends (payments.payouts.sending.payouts_dispatch): the task's state changes
     # are written once for all of them; the sends are one call after another, each waiting for the network's
     # answer, unless the rail takes them together.

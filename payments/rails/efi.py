@@ -80,6 +80,7 @@ class EfiRail:
     name = "efi"
     payment_methods = frozenset({"PIX"})
     dynamic_pix = True
+    static_pix_key = ""  # Efí makes each charge's code, under PIX_KEY
     payout_batch = 5  # five answers of the network, a fraction of a second each, before the last one is sent
     payouts_together = False  # one Pix per call (PUT /v3/gn/pix/:idEnvio)
 
