@@ -60,8 +60,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.metrics.RequestMetricsMiddleware",
     "core.middleware.RequestIdMiddleware",
-    "core.middleware.ApiErrorMiddleware",
+    # Outside ApiErrorMiddleware: the API's own refusals and the error bodies it puts in place of Django's pages get
+    # the security headers (nosniff, HSTS, Referrer-Policy, X-Frame-Options) like every other answer (issue 37, 17).
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.ApiErrorMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # core.middleware.PagesOnly: Django's session, user and message middleware, skipped on API paths
     "core.middleware.SessionMiddleware",
@@ -71,7 +74,6 @@ MIDDLEWARE = [
     "core.middleware.AuthenticationMiddleware",
     "core.middleware.MessageMiddleware",
     "accounts.middleware.DashboardSecurityMiddleware",  # CSP, the admin's sign-in and 2FA, staff audit, sessions
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "payments.middleware.SimulatedLiveModeMiddleware",  # live API responses on the simulator say so
 ]
 

@@ -36,6 +36,15 @@ class InvalidNotification(Exception):
     """A notification body the rail could not have sent (bad shape or signature)."""
 
 
+class NotificationTooLarge(InvalidNotification):
+    """A notification naming more payments than one request may confirm with the rail (`NOTIFICATION_MAX_ITEMS`)."""
+
+
+# The most distinct payments one notification may name: each is read back from the rail, one call each, so a request
+# costs the rail at most this many calls. Efí sends one Pix a notification, a few when several arrive at once.
+NOTIFICATION_MAX_ITEMS = 100
+
+
 @dataclass(frozen=True)
 class CardData:
     """A card as the payer gave it. Lives in memory for the length of one request and goes nowhere but the rail;

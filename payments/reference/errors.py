@@ -52,6 +52,9 @@ MEANINGS: dict[str, str] = {
                                   "every method.",
     "invalid_notification": "The public route of a rail's notifications got a body the rail does not send (not an "
                             "API error).",
+    "notification_too_large": "The public route of a rail's notifications got one naming more than 100 distinct "
+                              "payments: refused whole, with no call to the bank; reconciliation finds them (not an "
+                              "API error).",
     "owner_only": "Dashboard: only the account's owner may change the owner's rights or hand ownership over (not an "
                   "API error).",
     "already_member": "Dashboard: the invited e-mail already belongs to a member of this account (not an API error).",
