@@ -3,7 +3,6 @@ switcher for people in several teams, and the audit log (owners and admins) with
 
 from __future__ import annotations
 
-import csv
 import datetime
 
 from django.contrib import messages
@@ -23,6 +22,7 @@ from accounts.forms import AcceptInvitationForm, AuditFilterForm, InviteForm, Ro
 from accounts.models import AccountEvent, Membership, User
 from accounts.twofactor import user_has_second_factor
 from accounts.views import sign_in_complete
+from core.csvexport import csv_response
 from core.dates import SAO_PAULO
 from core.errors import DomainError
 from core.http import post_only
@@ -208,11 +208,6 @@ def audit_changes(before, after) -> list[str]:
     return lines
 
 
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 CSV_COLUMNS = ["created_at", "actor", "actor_key", "action", "obj_type", "obj_id", "before", "after", "reason",
                "ip", "user_agent"]
 
@@ -220,15 +215,6 @@ CSV_COLUMNS = ["created_at", "actor", "actor_key", "action", "obj_type", "obj_id
 @permission_required(roles.MEMBERS, read_permission=roles.MEMBERS)
 def audit_log_csv(request: HttpRequest) -> StreamingHttpResponse:
     _form, rows = _audit_rows(request)
-    writer = csv.writer(_Echo())
-
-    def lines():
-        yield writer.writerow(CSV_COLUMNS)
-        for e in rows.iterator(chunk_size=500):
-            yield writer.writerow([e.created_at.isoformat(), e.actor.email if e.actor else "", e.actor_key, e.action,
-                                   e.obj_type, e.obj_id, "" if e.before is None else e.before,
-                                   "" if e.after is None else e.after, e.reason, e.ip or "", e.user_agent])
-
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="audit-log.csv"'
-    return response
+    lines = ((e.created_at.isoformat(), e.actor.email if e.actor else "", e.actor_key, e.action, e.obj_type, e.obj_id,
+              e.before, e.after, e.reason, e.ip, e.user_agent) for e in rows.iterator(chunk_size=500))
+    return csv_response(header=CSV_COLUMNS, rows=lines, filename="audit-log.csv")

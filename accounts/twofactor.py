@@ -126,6 +126,8 @@ def recovery_codes_left(*, user: User) -> int:
 
 
 def recovery_codes_regenerate(request: HttpRequest | None, *, user: User) -> list[str]:
+    """Ten new recovery codes in place of the old ones. The caller has had the person prove it is them
+    (`accounts.reauth`): with a session alone, new codes would let a thief turn the second factor off."""
     with transaction.atomic():
         codes = _recovery_codes_new(user)
         audit_record_for_user(request, user=user, action=AccountEvent.Action.TWO_FACTOR_ENABLED,
@@ -134,10 +136,9 @@ def recovery_codes_regenerate(request: HttpRequest | None, *, user: User) -> lis
     return codes
 
 
-def totp_disable(request: HttpRequest | None, *, user: User, code: str) -> None:
-    """Turn two-factor sign-in off; it takes a current code (or a recovery code), not only the session."""
-    if second_factor_verify(request, user=user, code=code) is None:
-        raise InvalidCode(param="code")
+def totp_disable(request: HttpRequest | None, *, user: User) -> None:
+    """Turn two-factor sign-in off. The caller has had the person prove it is them (`accounts.reauth`): a session
+    alone is not enough."""
     with transaction.atomic():
         TotpDevice.objects.filter(user=user).delete()
         RecoveryCode.objects.filter(user=user).delete()

@@ -9,7 +9,6 @@ import time
 from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, Resolver404, resolve, reverse, reverse_lazy
@@ -18,7 +17,7 @@ from django.utils.translation import gettext
 from accounts import roles, services, throttle
 from accounts.access import SESSION_MERCHANT, permission_required
 from accounts.audit import audit_record, audit_record_for_user
-from accounts.forms import KycForm, LoginForm, SignupForm
+from accounts.forms import KycForm, LoginForm, PasswordChangeProofForm, SignupForm
 from accounts.models import AccountEvent, KycStatus, User
 from accounts.selectors import kyc_history
 from accounts.twofactor import user_has_second_factor
@@ -185,14 +184,21 @@ def kyc(request: HttpRequest) -> HttpResponse:
 
 @permission_required(roles.PERSONAL)
 def account_settings(request: HttpRequest) -> HttpResponse:
-    """The account's email and merchant, and the password change. Allowed while suspended: a suspension may follow
-    a compromised account, whose owner must still be able to lock the intruder out."""
-    form = PasswordChangeForm(request.user, request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        services.password_change(user=request.user, password=form.cleaned_data["new_password1"], actor=request.user,
-                                 how="on the settings page")
-        update_session_auth_hash(request, request.user)  # this session stays; the user's other sessions end
-        sessions_end_all(user=request.user, keep=request.session.session_key)
-        messages.success(request, gettext("Password changed. Other devices where you were logged in are logged out."))
-        return redirect("dashboard:settings")
+    """The account's email and merchant, and the password change, which takes the current password or a current code
+    (accounts.reauth): a session alone may not change it. Allowed while suspended: a suspension may follow a
+    compromised account, whose owner must still be able to lock the intruder out."""
+    form = PasswordChangeProofForm(request.user, request.POST or None, request=request)
+    if request.method == "POST":
+        if form.is_valid():
+            services.password_change(user=request.user, password=form.cleaned_data["new_password1"],
+                                     actor=request.user, how="on the settings page")
+            update_session_auth_hash(request, request.user)  # this session stays; the user's other sessions end
+            sessions_end_all(user=request.user, keep=request.session.session_key)
+            messages.success(request, gettext("Password changed. Other devices where you were logged in are logged "
+                                              "out."))
+            return redirect("dashboard:settings")
+        response = render(request, "accounts/settings.html", {"form": form}, status=429 if form.retry_after else 400)
+        if form.retry_after:
+            response["Retry-After"] = str(form.retry_after)
+        return response
     return render(request, "accounts/settings.html", {"form": form})

@@ -246,6 +246,11 @@ PAGES = {
     "security-enrol": ("security-enrol", "Enter the 6-digit code the app shows.",
                        "Informe o código de 6 dígitos que o aplicativo mostra."),
     "security-new-codes": ("security-new-codes", "They are shown only now.", "Eles são mostrados só agora."),
+    # Issue 37: a change to the sign-in asks for the password or a current code.
+    "security-proof-required": ("security-proof-required", "Confirm it is you: enter your password, or the code",
+                                "Confirme que é você: digite sua senha ou o código"),
+    "settings-proof-refused": ("settings-proof-refused", "That is neither your password nor a current code",
+                               "Isso não é sua senha nem um código atual"),
     "audit": ("audit", "Every action", "Todas as ações"),
     "login-verify": ("login-verify", "Enter the code from your authenticator app",
                      "Informe o código do seu aplicativo autenticador"),
@@ -338,7 +343,13 @@ def render(client, shop, name: str, headers: dict) -> str:
             return _ok(client.get("/dashboard/payouts/new/", **headers), status=403)
         return _ok(client.get("/dashboard/security/", **headers))
     if where == "security-new-codes":
-        return _ok(client.post("/dashboard/security/recovery-codes/", **headers))
+        return _ok(client.post("/dashboard/security/recovery-codes/", {"password": "correct-horse-battery"},
+                               **headers))
+    if where == "security-proof-required":
+        return _ok(client.post("/dashboard/security/two-factor/disable/", **headers), status=400)
+    if where == "settings-proof-refused":
+        return _ok(client.post("/dashboard/settings/", {"password": "not-it", "new_password1": "a-new-long-phrase",
+                                                        "new_password2": "a-new-long-phrase"}, **headers), status=400)
     if where == "audit":
         member = MembershipFactory(merchant=merchant, user__email="bia@example.com", role=Role.FINANCE).user
         for action, actor, after in [
