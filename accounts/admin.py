@@ -37,11 +37,11 @@ class UserAdmin(BaseUserAdmin):
 
     def save_model(self, request: HttpRequest, obj: User, form, change: bool) -> None:
         changed = [f for f in AUDITED_USER_FIELDS if change and f in form.changed_data]
-        merchant = Merchant.objects.filter(owner=obj).first() if changed else None
+        owned = list(Merchant.objects.filter(owner=obj).order_by("created_at")) if changed else []
         with transaction.atomic():
             super().save_model(request, obj, form, change)
-            if merchant is not None:
-                diff = {f: {"from": form.initial.get(f), "to": form.cleaned_data.get(f)} for f in changed}
+            diff = {f: {"from": form.initial.get(f), "to": form.cleaned_data.get(f)} for f in changed}
+            for merchant in owned:  # each merchant the user owns (a person may own several)
                 services.audit_record(
                     merchant=merchant, actor=request.user, action=AccountEvent.Action.SETTINGS_CHANGED,
                     details={"changes": diff},
@@ -50,8 +50,7 @@ class UserAdmin(BaseUserAdmin):
     def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> HttpResponse:
         response = super().user_change_password(request, id, form_url)
         if request.method == "POST" and response.status_code == 302:  # Django's view redirects once it has saved
-            merchant = Merchant.objects.filter(owner_id=id).first()
-            if merchant is not None:
+            for merchant in Merchant.objects.filter(owner_id=id).order_by("created_at"):
                 services.audit_record(merchant=merchant, actor=request.user,
                                       action=AccountEvent.Action.PASSWORD_CHANGED, reason="by staff in the admin")
         return response

@@ -11,6 +11,7 @@ from accounts.models import Role, User
 from accounts.services import KycData
 from core.formats import contact, documents
 from core.formats.text import refuse_hidden_characters
+from core.forms import day_field
 from core.requests import client_ip
 
 KYC_DOCUMENT_TYPES = {"application/pdf", "image/png", "image/jpeg"}
@@ -242,8 +243,8 @@ class AcceptInvitationForm(forms.Form):
 class AuditFilterForm(forms.Form):
     member = forms.TypedChoiceField(label=_("Member"), required=False, coerce=int, empty_value=None)
     action = forms.ChoiceField(label=_("Action"), required=False)
-    since = forms.DateField(label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    since = day_field(_("From"))
+    until = day_field(_("To"))
 
     def __init__(self, *args, members: list, actions: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)

@@ -179,7 +179,14 @@ def ownership_transfer(request: HttpRequest | None, *, actor: Membership, member
     if actor.role != Role.OWNER:
         raise OwnerOnly()
     target = Membership.objects.select_related("user").get(merchant=actor.merchant, pk=member_id)
+    if target.pk == actor.pk:
+        raise OwnerOnly(gettext("You are the owner already: choose another member."))
     with transaction.atomic():
+        # The merchant row, locked, orders two transfers of the same merchant: the second finds its sender no longer
+        # the owner (a double click, two tabs) and is refused instead of breaking the one-owner constraint.
+        Merchant.objects.select_for_update().filter(pk=actor.merchant_id).first()
+        if not Membership.objects.filter(pk=actor.pk, role=Role.OWNER).exists():
+            raise OwnerOnly()
         Membership.objects.filter(pk=actor.pk).update(role=Role.ADMIN)
         Membership.objects.filter(pk=target.pk).update(role=Role.OWNER)
         Merchant.objects.filter(pk=actor.merchant_id).update(owner=target.user)

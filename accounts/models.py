@@ -58,7 +58,9 @@ class Merchant(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
     name = models.CharField(max_length=120, validators=[refuse_hidden_characters])  # payers read it
-    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="merchant")
+    # A person may own several merchants (a second company, or one handed over by a transfer): one owner per
+    # merchant (Membership's `membership_one_owner`), any number of merchants per person (issue 37, item 16).
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_merchants")
     kyc_status = models.CharField(max_length=16, choices=KycStatus.choices, default=KycStatus.NOT_SUBMITTED)
     kyc_rejection_reason = models.TextField(blank=True)
     is_suspended = models.BooleanField(default=False)

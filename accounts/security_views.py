@@ -14,7 +14,6 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
 
 from accounts import reauth, throttle, twofactor, usersessions
 from accounts.access import SESSION_MERCHANT
@@ -24,6 +23,7 @@ from accounts.members import membership_of
 from accounts.models import AccountEvent, TotpDevice, User
 from accounts.views import SECOND_STEP, sign_in_complete
 from core.errors import DomainError
+from core.http import post_only
 from core.requests import client_ip
 
 SECOND_STEP_SECONDS = 5 * 60  # a right password waits this long for its code
@@ -124,7 +124,7 @@ def security(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def two_factor_enable(request: HttpRequest) -> HttpResponse:
     form = CodeForm(request.POST)
@@ -147,7 +147,7 @@ def two_factor_enable(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def two_factor_disable(request: HttpRequest) -> HttpResponse:
     """Turn two-factor sign-in off: it takes the password or a current code (accounts.reauth), throttled as the
@@ -163,7 +163,7 @@ def two_factor_disable(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def recovery_codes_new(request: HttpRequest) -> HttpResponse:
     """New recovery codes: they take the password or a current code (accounts.reauth), as turning it off does."""
@@ -177,7 +177,7 @@ def recovery_codes_new(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/security.html", _security_context(request, recovery_codes=codes))
 
 
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def session_end(request: HttpRequest) -> HttpResponse:
     """End one session (`session`), or every other one (`all`)."""

@@ -3,14 +3,6 @@ from __future__ import annotations
 
 from accounts.models import AccountEvent, KycSubmission, Merchant
 
-
-def merchant_of(user) -> Merchant | None:
-    """The merchant a logged-in user owns, or None (anonymous visitors and staff-only users)."""
-    if not getattr(user, "is_authenticated", False):
-        return None
-    return Merchant.objects.filter(owner=user).first()
-
-
 KYC_HISTORY_ACTIONS = [
     AccountEvent.Action.SIGNED_UP, AccountEvent.Action.KYC_SUBMITTED, AccountEvent.Action.KYC_APPROVED,
     AccountEvent.Action.KYC_REJECTED, AccountEvent.Action.SUSPENDED, AccountEvent.Action.REACTIVATED,

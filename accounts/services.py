@@ -188,6 +188,5 @@ def password_change(*, user: User, password: str, actor: User | None, how: str) 
     with transaction.atomic():
         user.set_password(password)
         user.save(update_fields=["password"])
-        merchant = Merchant.objects.filter(owner=user).first()
-        if merchant is not None:
+        for merchant in Merchant.objects.filter(owner=user).order_by("created_at"):  # a person may own several
             audit_record(merchant=merchant, actor=actor, action=AccountEvent.Action.PASSWORD_CHANGED, reason=how)

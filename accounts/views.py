@@ -11,9 +11,8 @@ from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse_lazy
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse, reverse_lazy
 from django.utils.translation import gettext
-from django.views.decorators.http import require_POST
 
 from accounts import roles, services, throttle
 from accounts.access import SESSION_MERCHANT, permission_required
@@ -24,6 +23,7 @@ from accounts.selectors import kyc_history
 from accounts.twofactor import user_has_second_factor
 from accounts.usersessions import sessions_end_all
 from core.errors import DomainError
+from core.http import post_only
 from core.requests import client_ip
 
 
@@ -128,12 +128,37 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         return redirect(self.get_success_url())
 
 
-@require_POST
+@post_only("dashboard:overview")
 @permission_required(roles.PERSONAL)
 def mode_switch(request: HttpRequest) -> HttpResponse:
     request.session["livemode"] = request.POST.get("mode") == "live"
-    next_url = request.POST.get("next", "")
-    return redirect(next_url if next_url.startswith("/dashboard/") else "dashboard:overview")
+    return redirect(page_in_either_mode(request.POST.get("next", "")))
+
+
+def page_in_either_mode(path: str) -> str:
+    """Where a mode switch lands: the page it was asked from when that page reads the same in both modes (a list,
+    Settings), else the nearest dashboard page above it: an object's page shows an object of one mode (the charge's
+    list then), and a form's URL has no page of its own (the page the form is on, the view's `back_to`)."""
+    if not path.startswith("/dashboard/"):
+        return reverse("dashboard:overview")
+    segments = path.strip("/").split("/")
+    while len(segments) > 1:
+        candidate = "/" + "/".join(segments) + "/"
+        segments.pop()
+        try:
+            match = resolve(candidate)
+        except Resolver404:
+            continue
+        if match.kwargs:
+            continue
+        back_to = getattr(match.func, "back_to", None)
+        if back_to is None:
+            return candidate
+        try:
+            return reverse(back_to)
+        except NoReverseMatch:
+            continue
+    return reverse("dashboard:overview")
 
 
 @permission_required(roles.SETTINGS)

@@ -60,8 +60,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.metrics.RequestMetricsMiddleware",
     "core.middleware.RequestIdMiddleware",
-    "core.middleware.ApiErrorMiddleware",
+    # Outside ApiErrorMiddleware: the API's own refusals and the error bodies it puts in place of Django's pages get
+    # the security headers (nosniff, HSTS, Referrer-Policy, X-Frame-Options) like every other answer (issue 37, 17).
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.ApiErrorMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # core.middleware.PagesOnly: Django's session, user and message middleware, skipped on API paths
     "core.middleware.SessionMiddleware",
@@ -71,7 +74,6 @@ MIDDLEWARE = [
     "core.middleware.AuthenticationMiddleware",
     "core.middleware.MessageMiddleware",
     "accounts.middleware.DashboardSecurityMiddleware",  # CSP, the admin's sign-in and 2FA, staff audit, sessions
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "payments.middleware.SimulatedLiveModeMiddleware",  # live API responses on the simulator say so
 ]
 
@@ -207,6 +209,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"  # files browsers ask for at the root: /favicon.ico
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(LOCAL_DIR / "media"))
 MEDIA_URL = "/media/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -258,7 +261,12 @@ SPECTACULAR_SETTINGS = {
     "SECURITY": [{"basicAuth": []}, {"apiKeyHeader": [], "apiSecretHeader": []}],
     "AUTHENTICATION_WHITELIST": [],
     # The unmatched-payment policy's four fields share one set of actions: one enum component, not four.
-    "ENUM_NAME_OVERRIDES": {"UnmatchedActionEnum": "payments.models.UnmatchedAction"},
+    # Choice sets used by more than one component (a charge in the sandbox's answer, an unmatched payment it names)
+    # keep the names they have in the component that defines them.
+    "ENUM_NAME_OVERRIDES": {"UnmatchedActionEnum": "payments.models.UnmatchedAction",
+                            "PayinStatusEnum": "payments.models.PayinStatus.values",
+                            "UnmatchedPaymentKindEnum": "payments.models.UnmatchedKind.values",
+                            "UnmatchedPaymentStatusEnum": "payments.models.UnmatchedStatus.values"},
     # The reference integrators read: descriptions, examples and the error codes (payments/reference/).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "payments.reference.hook.reference_postprocess"],
@@ -268,7 +276,9 @@ SPECTACULAR_SETTINGS = {
 PAYMENTS_RAIL = env.str("PAYMENTS_RAIL", default="simulator")
 # Live mode on the simulator moves no money: `check --deploy` (DEBUG off) refuses it unless this says it is meant.
 ALLOW_SIMULATED_LIVE_MODE = env.bool("ALLOW_SIMULATED_LIVE_MODE", default=False)
-PIX_KEY = env.str("PIX_KEY", default="123e4567-e12b-12d1-a456-426655440000")
+# The platform's receiving Pix key at the live rail (Efí): no default, `check --deploy` names it when it is missing.
+# Test mode's static BR Codes carry the Central Bank's example key instead (payments.rails.simulator), never this one.
+PIX_KEY = env.str("PIX_KEY", default="")
 # The Efí rail (PAYMENTS_RAIL=efi): its API Pix over mutual TLS with OAuth2 client credentials. EFI_CERT_FILE is one
 # PEM with the client certificate and its key (docs/efi.md); EFI_CA_FILE the CA bundle for Efí's server
 # certificate when the system's is not the one to trust. The sandbox host is https://pix-h.api.efipay.com.br.

@@ -19,4 +19,11 @@ def keys_check(app_configs, **kwargs) -> list:
         problems.append(Warning(
             "WEBHOOK_SECRET_ENCRYPTION_KEY is not set: signing secrets are encrypted under a key derived from "
             "SECRET_KEY, so rotating SECRET_KEY would make them unreadable.", id="pagamentos.W002"))
+    if not settings.TOTP_SECRET_ENCRYPTION_KEY:
+        problems.append(Warning(
+            "TOTP_SECRET_ENCRYPTION_KEY is not set: the dashboard users' two-factor seeds are encrypted under a key "
+            "derived from SECRET_KEY, so rotating SECRET_KEY would lock every user out of their second factor.",
+            hint="Set it to a long random value, the same on every machine (python -c 'import secrets; "
+                 "print(secrets.token_urlsafe(32))'), before users enrol: a seed stored under the derived key does "
+                 "not open under a new one, and its user has to enrol again.", id="pagamentos.W003"))
     return problems

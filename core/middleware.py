@@ -110,9 +110,11 @@ class ApiErrorMiddleware:
             error = error_class() if error_class else api.DomainError("Bad request")
             error.status_code = response.status_code
             replacement = json_error_response(error)
-            for header in ("Allow", "Retry-After"):
-                if header in response:
-                    replacement[header] = response[header]
+            # Only the body changes: every header the inner middleware gave the page (X-Frame-Options, Allow,
+            # Retry-After, Vary, ...) stays, but those that describe the HTML it replaces.
+            for header, value in response.items():
+                if not header.lower().startswith("content-"):
+                    replacement[header] = value
             return replacement
         return response
 

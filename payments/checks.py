@@ -9,6 +9,8 @@ from django.conf import settings
 from django.core.checks import Error, Tags, register
 
 from core.modes import live_mode_simulated
+from payments.formats.pix_keys import PIX_KEY_TYPES, normalize_pix_key
+from payments.rails.simulator import SANDBOX_PIX_KEY
 
 
 @register(Tags.security, deploy=True)
@@ -34,6 +36,16 @@ def efi_settings_check(app_configs, **kwargs) -> list:
     for name in ("EFI_BASE_URL", "EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY"):
         if not getattr(settings, name):
             errors.append(Error(f"PAYMENTS_RAIL=efi needs {name}.", id="payments.E002"))
+    if settings.PIX_KEY and settings.PIX_KEY.lower() == SANDBOX_PIX_KEY:
+        errors.append(Error(
+            f"PIX_KEY is {SANDBOX_PIX_KEY}, the Central Bank's example key that test-mode codes carry: no bank "
+            "resolves it, so no live payer could pay.",
+            hint="Set PIX_KEY to a Pix key of the Efí account (Efí's app: Pix > Minhas chaves; a random key is best).",
+            id="payments.E008"))
+    elif settings.PIX_KEY and not any(normalize_pix_key(kind, settings.PIX_KEY) for kind in PIX_KEY_TYPES):
+        errors.append(Error(
+            f"PIX_KEY ({settings.PIX_KEY}) is not a Pix key: a CPF or CNPJ (digits), an e-mail, a phone "
+            "(+55 and the number) or a random key (a UUID).", id="payments.E009"))
     if settings.EFI_BASE_URL and not settings.EFI_BASE_URL.startswith("https://"):
         errors.append(Error(f"EFI_BASE_URL must be https:// (it is {settings.EFI_BASE_URL}).", id="payments.E003"))
     if settings.EFI_CERT_FILE:

@@ -107,8 +107,8 @@ def _fast_password_hashing(settings):
 @pytest.fixture
 def client():
     """Django's test client with an English browser: the dashboard tests read its English texts (the dashboard follows
-    the browser; tests/core/test_language.py covers the pt-BR default). The payer's pages ignore the header: their
-    tests read Portuguese."""
+    the browser; tests/core/test_language.py covers the pt-BR default). The payer's pages' tests use a Portuguese
+    browser (tests/payments/hosted/conftest.py)."""
     return Client(HTTP_ACCEPT_LANGUAGE="en")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import io
 import logging
+import re
 import unicodedata
 from collections.abc import Callable
 from datetime import datetime
@@ -58,9 +59,14 @@ QR_CACHE_SECONDS = 7 * 24 * 3600
 POLL_MS = {PaymentMethod.PIX: 3000, PaymentMethod.BOLETO: 30000, PaymentMethod.CREDIT_CARD: 5000}
 
 
-# The payer's pages speak pt-BR (payers are Brazilian), whatever the browser says: many Brazilian phones are set to
-# English. Only an explicit choice made with the dashboard's language switch (its cookie) changes that.
+# The payer's pages speak pt-BR (payers are Brazilian), unless the payer's browser asks for English before Portuguese
+# (ADR 0082). The printable boleto is a Brazilian bank document: always pt-BR. The dashboard's language switch is the
+# merchant's choice for the dashboard and changes neither.
 PAYER_LANGUAGE = "pt-br"
+# One range of Accept-Language (RFC 9110 §12.5.4): a language tag or "*", and its optional weight.
+_LANGUAGE_RANGE = re.compile(
+    r"\s*([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)\s*(?:;\s*[qQ]\s*=\s*([01](?:\.[0-9]{0,3})?))?\s*")
+_LANGUAGE_RANGES_READ = 20  # a header is a few ranges; a long one is not read past this
 
 
 # What the payer reads for each status: (label, note), in the page's language. The page shows them and hands them to
@@ -100,10 +106,11 @@ def _public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @require_safe
     @wraps(view)
     def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        language = _payer_language(request)
+        fixed = getattr(view, "fixed_language", None)
+        language = fixed or payer_language(request.headers.get("Accept-Language", ""))
         with translation.override(language):
             response = view(request, *args, **kwargs)
-        response["Content-Language"] = language
+        response["Content-Language"] = language  # LanguageMiddleware adds Vary: Accept-Language
         response["X-Robots-Tag"] = "noindex"
         response["Referrer-Policy"] = "no-referrer"
         if "Cache-Control" not in response:
@@ -113,9 +120,27 @@ def _public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     return wrapped
 
 
-def _payer_language(request: HttpRequest) -> str:
-    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME, "")
-    return chosen if chosen in dict(settings.LANGUAGES) else PAYER_LANGUAGE
+def payer_language(accept_language: str) -> str:
+    """The payer's page's language: English when the browser ranks English above Portuguese in Accept-Language (by
+    q-value, then order), else pt-BR (no header, Portuguese first, or neither named)."""
+    ranked = []
+    for position, part in enumerate(accept_language.split(",")[:_LANGUAGE_RANGES_READ]):
+        match = _LANGUAGE_RANGE.fullmatch(part)
+        if match is None:
+            continue
+        weight = float(match[2] or 1)
+        if weight > 0:  # q=0 says "not this one"
+            ranked.append((-weight, position, match[1].lower().partition("-")[0]))
+    for _weight, _position, primary in sorted(ranked):
+        if primary in ("pt", "en"):
+            return "en" if primary == "en" else PAYER_LANGUAGE
+    return PAYER_LANGUAGE
+
+
+def portuguese_always(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """For a page in pt-BR whatever the browser asks (under `_public`): the printable boleto."""
+    view.fixed_language = PAYER_LANGUAGE  # type: ignore[attr-defined]
+    return view
 
 
 def _content_security_policy() -> str:
@@ -272,6 +297,7 @@ def pay_status(request: HttpRequest, token: str) -> JsonResponse:
 
 
 @_public
+@portuguese_always
 def boleto_page(request: HttpRequest, token: str) -> HttpResponse:
     """The printable boleto, laid out like a bank's "ficha de compensação". Once the boleto can no longer be paid
     (paid, canceled, past its due date) the line and barcode are withheld so nobody pays it by mistake."""

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from core.errors import DomainError, NotFound, PermissionRefused, ServiceUnavailable, error_body
 from payments.inbound import services
-from payments.rails.base import InvalidNotification, RailError
+from payments.rails.base import NOTIFICATION_MAX_ITEMS, InvalidNotification, NotificationTooLarge, RailError
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +24,12 @@ MAX_BODY_BYTES = 1_000_000
 class InvalidRailNotification(DomainError):
     code = "invalid_notification"
     message = "The notification body is not one the rail sends"
+
+
+class RailNotificationTooLarge(DomainError):
+    status_code = 413
+    code = "notification_too_large"
+    message = f"A notification may name at most {NOTIFICATION_MAX_ITEMS} payments"
 
 
 def _error(error: DomainError) -> JsonResponse:
@@ -46,6 +52,10 @@ def efi_webhook(request: HttpRequest, secret: str) -> JsonResponse:
         return _error(InvalidRailNotification("The notification is too large"))
     try:
         applied, confirmed = services.notifications_receive(rail_name="efi", body=request.body)
+    except NotificationTooLarge:
+        # Refused whole, before any call to the bank: reconciliation finds every payment it named within minutes.
+        logger.warning("payments.rail_notification_too_large", extra={"rail": "efi"})
+        return _error(RailNotificationTooLarge())
     except InvalidNotification:
         logger.warning("payments.rail_notification_invalid", extra={"rail": "efi"})
         return _error(InvalidRailNotification())

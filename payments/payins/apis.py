@@ -34,6 +34,7 @@ from payments.payins import selectors as payin_selectors
 from payments.payins import services as payins
 from payments.payins.serializers import payin_serialize, refund_serialize
 from payments.payins.validation import payin_request_validate
+from payments.unmatched.serializers import unmatched_brief
 
 
 class PayinsApi(ApiView):
@@ -149,13 +150,17 @@ class SandboxPayinSimulateApi(ApiView):
             return value
 
     @extend_schema(operation_id="sandbox_payin_simulate", summary="Test mode: pay, expire or dispute a charge",
-                   request=payin_schema.PayinSimulation, responses=payin_schema.Payin)
+                   request=payin_schema.PayinSimulation, responses=payin_schema.PayinSimulated)
     @idempotent
     def post(self, request: Request, payin_id: str) -> Response:
         if request.auth.livemode:
             raise TestModeOnly()
         payin_id = path_uuid(payin_id, "charge")
         data = self.SimulateRequest.validated(request.data)
-        payin = payin_sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id, action=data["action"],
-                                             amount=data.get("amount") if data["action"] == "pay" else None)
-        return Response(payin_serialize(payin))
+        simulation = payin_sandbox.payin_simulate(merchant=request.auth.merchant, payin_id=payin_id,
+                                                  action=data["action"],
+                                                  amount=data.get("amount") if data["action"] == "pay" else None)
+        body = payin_serialize(simulation.payin)
+        if simulation.unmatched is not None:
+            body["unmatchedPayment"] = unmatched_brief(simulation.unmatched)
+        return Response(body)

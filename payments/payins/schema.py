@@ -19,6 +19,7 @@ from core.schema import Const, Documented
 from payments.models import PayinStatus, PaymentMethod, RefundStatus
 from payments.openapi import request_variant
 from payments.payins.validation import CARD_DATA, CardSerializer, CustomerSerializer, PayinRequestSerializer
+from payments.unmatched.schema import UnmatchedPaymentBrief
 
 # --- POST /payin: generated from PayinRequestSerializer --------------------------------------------------------------
 SHIPPED = {"isPhysicalProduct": True}  # what makes the customer's address and phone required
@@ -168,6 +169,13 @@ class Payin(serializers.Serializer):
     boleto = BoletoData(required=False)
     card = CardData(required=False)
     authorizationCode = serializers.CharField(required=False, allow_null=True)
+
+
+class PayinSimulated(Payin):
+    unmatchedPayment = UnmatchedPaymentBrief(required=False, help_text=(
+        "Present when the simulated payment did not settle the charge (another amount, a second payment, a payment "
+        "after a cancel): the unmatched payment it made, held in your `held` balance. The charge itself does not "
+        "move."))
 
 
 class PayinList(serializers.Serializer):

@@ -98,7 +98,8 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
     """A PIX charge or a boleto, registered with the rail, then written with its payin.created event; the charge
     serialized, as the event carries it."""
     if payin.payment_method == PaymentMethod.PIX:
-        _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now, dynamic=rail.dynamic_pix)
+        _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now, dynamic=rail.dynamic_pix,
+                     static_pix_key=rail.static_pix_key)
     else:
         _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
     # Registered before the charge is written: a registration that fails or times out is given up with the request
@@ -126,14 +127,14 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
     return body
 
 
-def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime, dynamic: bool) -> None:
+def _pix_prepare(payin: Payin, *, expires_in: int, now: datetime, dynamic: bool, static_pix_key: str) -> None:
     payin.pix_expires_at = now + timedelta(seconds=expires_in)
     if dynamic:  # the rail registers the charge under its id (26-35 letters and digits) and makes the code
         payin.pix_txid = payin.id.hex
         return
     payin.pix_txid = pix.txid_generate()
     name, city = _pix_names(payin.merchant)
-    payin.pix_payload = pix.build(pix_key=settings.PIX_KEY, amount_cents=payin.amount, merchant_name=name,
+    payin.pix_payload = pix.build(pix_key=static_pix_key, amount_cents=payin.amount, merchant_name=name,
                                   merchant_city=city, txid=payin.pix_txid)
 
 

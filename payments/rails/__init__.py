@@ -30,6 +30,7 @@ class MeteredRail:
         self.name = rail.name
         self.payment_methods = rail.payment_methods
         self.dynamic_pix = rail.dynamic_pix
+        self.static_pix_key = rail.static_pix_key
         self.payout_batch = rail.payout_batch
         self.payouts_together = rail.payouts_together
 

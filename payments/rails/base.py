@@ -36,6 +36,15 @@ class InvalidNotification(Exception):
     """A notification body the rail could not have sent (bad shape or signature)."""
 
 
+class NotificationTooLarge(InvalidNotification):
+    """A notification naming more payments than one request may confirm with the rail (`NOTIFICATION_MAX_ITEMS`)."""
+
+
+# The most distinct payments one notification may name: each is read back from the rail, one call each, so a request
+# costs the rail at most this many calls. Efí sends one Pix a notification, a few when several arrive at once.
+NOTIFICATION_MAX_ITEMS = 100
+
+
 @dataclass(frozen=True)
 class CardData:
     """A card as the payer gave it. Lives in memory for the length of one request and goes nowhere but the rail;
@@ -107,6 +116,8 @@ class Rail(Protocol):
     # True when the rail registers each Pix charge and hands back its own dynamic BR Code (txid of 26-35 letters and
     # digits, expiry and single payment enforced by the payer's bank); False for the simulator's static codes.
     dynamic_pix: bool
+    # The receiving key in the static BR Codes we build when `dynamic_pix` is False; "" for a rail that makes its own.
+    static_pix_key: str
     # How many payouts one worker task sends (payments.payouts.sending.payouts_dispatch): the task's state changes
     # are written once for all of them; the sends are one call after another, each waiting for the network's
     # answer, unless the rail takes them together.

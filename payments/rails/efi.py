@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from datetime import UTC, date, datetime
 from math import ceil
@@ -21,12 +22,15 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.parsers import TOO_DEEP_MESSAGE, too_deep
 from payments.rails.apipix import ApiPixClient, amount_format, amount_parse
 from payments.rails.base import (
+    NOTIFICATION_MAX_ITEMS,
     CardData,
     CardResult,
     InvalidNotification,
     Notification,
+    NotificationTooLarge,
     OperationStatus,
     RailDispute,
     RailRefused,
@@ -44,6 +48,16 @@ SEND_STATUS = {"EM_PROCESSAMENTO": "PENDING", "REALIZADO": "SUCCEEDED", "NAO_REA
 # accepted (the money goes back to the payer), rejected or cancelled by Efí (the money stays).
 INFRACAO_STATUS = {"ABERTA": "OPEN", "EM_DEFESA": "UNDER_REVIEW", "ACEITA": "LOST", "REJEITADA": "WON",
                    "CANCELADA_EFI": "WON"}
+
+
+# An end-to-end id (32 characters) or an idEnvio (ours: 32 hex digits): letters and digits, at most 35 as every Pix id.
+_ID = re.compile(r"[A-Za-z0-9]{1,35}")
+
+
+def _named(item: dict) -> tuple[str, str]:
+    """What one item of a notification names: ("envio", idEnvio) for a Pix we sent, else ("pix", endToEndId)."""
+    id_envio = str((item.get("gnExtras") or {}).get("idEnvio") or "")
+    return ("envio", id_envio) if id_envio else ("pix", str(item.get("endToEndId") or ""))
 
 
 def rail_id(key: str) -> str:
@@ -80,6 +94,7 @@ class EfiRail:
     name = "efi"
     payment_methods = frozenset({"PIX"})
     dynamic_pix = True
+    static_pix_key = ""  # Efí makes each charge's code, under PIX_KEY
     payout_batch = 5  # five answers of the network, a fraction of a second each, before the last one is sent
     payouts_together = False  # one Pix per call (PUT /v3/gn/pix/:idEnvio)
 
@@ -182,20 +197,28 @@ class EfiRail:
 
     # --- Notifications and reconciliation ----------------------------------------------------------------------------
     def notifications_confirm(self, body: bytes) -> list[Notification]:
+        """Each distinct Pix (or Pix sent) the body names, read back from Efí: the same one named twice is asked once,
+        and a body naming more than NOTIFICATION_MAX_ITEMS is refused whole before any call (`NotificationTooLarge`):
+        reconciliation finds what it named."""
+        if too_deep(body or b""):  # Python's parser recurses once a level: a 60 KB `[[[…` would raise RecursionError
+            raise InvalidNotification(TOO_DEEP_MESSAGE)
         try:
             items = json.loads(body or b"{}").get("pix") or []
             if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
                 raise TypeError("`pix` is not a list of objects")
+            named = list(dict.fromkeys(_named(item) for item in items))  # distinct, in the order given
         except (ValueError, AttributeError, TypeError) as exc:
             raise InvalidNotification(str(exc)) from exc
+        if len(named) > NOTIFICATION_MAX_ITEMS:
+            raise NotificationTooLarge(f"The notification names {len(named)} payments; at most "
+                                       f"{NOTIFICATION_MAX_ITEMS} are confirmed a request")
         confirmed: list[Notification] = []
-        for item in items:
-            id_envio = str((item.get("gnExtras") or {}).get("idEnvio") or "")
-            if id_envio:
-                confirmed += self._send_notifications(id_envio)
+        for kind, reference in named:
+            if kind == "envio":
+                confirmed += self._send_notifications(reference)
                 continue
-            end_to_end_id = str(item.get("endToEndId") or "")
-            pix = self.client.pix_get(end_to_end_id) if end_to_end_id.isalnum() else None
+            end_to_end_id = reference
+            pix = self.client.pix_get(end_to_end_id) if _ID.fullmatch(end_to_end_id) else None
             if pix is None:
                 logger.warning("rails.notification_not_confirmed",
                                extra={"rail": self.name, "end_to_end_id": end_to_end_id[:40]})
@@ -204,6 +227,9 @@ class EfiRail:
         return confirmed
 
     def _send_notifications(self, id_envio: str) -> list[Notification]:
+        if not _ID.fullmatch(id_envio):  # never one of ours: nothing to ask
+            logger.warning("rails.notification_not_confirmed", extra={"rail": self.name, "id_envio": id_envio[:40]})
+            return []
         key = our_key(id_envio)
         answer = self.payout_status(key=key) if key else OperationStatus(status="NOT_FOUND")
         if answer.status == "NOT_FOUND":

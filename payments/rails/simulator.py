@@ -29,11 +29,16 @@ from payments.rails.base import (
     RailDispute,
 )
 
+# The example key of the Central Bank's "Manual de Padrões para Iniciação do Pix": a test-mode code carries it, never
+# the platform's PIX_KEY, so a real bank app that scans a test QR code cannot send real money anywhere.
+SANDBOX_PIX_KEY = "123e4567-e12b-12d1-a456-426655440000"
+
 
 class SimulatorRail:
     name = "simulator"
     payment_methods = frozenset({"PIX", "BOLETO", "CREDIT_CARD"})
     dynamic_pix = False  # static BR Codes built by us; the simulator matches payments by txid
+    static_pix_key = SANDBOX_PIX_KEY
     payout_batch = 50  # it answers at once
     payouts_together = True  # its books are one table: a batch's sends are one statement, its statuses one or two
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rest_framework import serializers
+
+from core.api import StrictSerializer
 from core.errors import DomainError
 
 # code -> what it means and what to do. Every code of a DomainError subclass must be here.
@@ -54,6 +57,9 @@ MEANINGS: dict[str, str] = {
                                   "every method.",
     "invalid_notification": "The public route of a rail's notifications got a body the rail does not send (not an "
                             "API error).",
+    "notification_too_large": "The public route of a rail's notifications got one naming more than 100 distinct "
+                              "payments: refused whole, with no call to the bank; reconciliation finds them (not an "
+                              "API error).",
     "owner_only": "Dashboard: only the account's owner may change the owner's rights or hand ownership over (not an "
                   "API error).",
     "already_member": "Dashboard: the invited e-mail already belongs to a member of this account (not an API error).",
@@ -77,7 +83,11 @@ DETAIL_CODES: dict[str, str] = {
     "required": "The field is missing (or required by another field: an address for BOLETO).",
     "null": "null is not accepted here.",
     "invalid": "The wrong JSON type: a float, string, boolean or null where an integer belongs, and so on.",
+    "not_a_list": "Not a JSON array where one belongs (items).",
     "blank": "An empty string where text is required.",
+    "null_characters_not_allowed / surrogate_characters_not_allowed": "Text with a NUL character (`\\u0000`) or a "
+                                                                      "lone surrogate (`\\ud800` to `\\udfff`): it "
+                                                                      "cannot be stored.",
     "min_value / max_value": "An integer out of its range.",
     "min_length / max_length": "A string or list of the wrong length.",
     "invalid_choice": "Not one of the allowed values (paymentMethod, pixKeyType, status, action, ...).",
@@ -94,6 +104,10 @@ DETAIL_CODES: dict[str, str] = {
     "invalid_token / token_with_card_data": "No card token of this account and mode has this value, or both a token "
                                             "and card data were sent.",
     "invalid_date / invalid_due_date": "boleto.dueDate is not YYYY-MM-DD, or not from today to 365 days ahead.",
+    "invalid_datetime": "A list filter (createdFrom, createdTo) that is not an ISO 8601 timestamp with its offset.",
+    "refund_exceeds_remaining": "A refund's amount is more than what is left to refund of the charge.",
+    "invalid_idempotency_key": "The Idempotency-Key header is not 1 to 255 printable ASCII characters.",
+    "unavailable": "GET /health: the database or the broker named in `param` does not answer (with 503).",
     "invalid_pix_key": "The Pix key does not fit its pixKeyType.",
     "invalid_metadata": "metadata breaks its limits (20 keys, keys 1 to 40, string values up to 500).",
     "items_total_mismatch": "On `items`: the items add up to another amount than `amount` (both figures in the "
@@ -105,6 +119,41 @@ DETAIL_CODES: dict[str, str] = {
     "invalid_limit / invalid_cursor / invalid_object_id": "A list parameter that this API did not write or that is "
                                                           "out of range.",
 }
+
+
+# Codes a field's class declares that the API's fields never raise: StrictIntegerField takes JSON integers only (the
+# string-length guard of DRF's IntegerField is never reached), and JSON has no datetime a date field could refuse.
+UNREACHABLE_FIELD_CODES = {"max_string_length", "datetime"}
+# Raised by a field's validators (Django's and DRF's: max_length, NUL and surrogate characters...), not by the field.
+_VALIDATED_CODES = {"max_length", "min_length", "max_value", "min_value"}
+
+
+def _field_codes(field: serializers.Field) -> set[str]:
+    """The `details[].code`s a request field can give: the problems its class fails with that apply to it (`required`
+    only if it is required, `blank` only if blank is refused...), its validators' codes, and its children's."""
+    codes = {getattr(validator, "code", None) for validator in field.validators} - {None}
+    for code in set(field.error_messages) - _VALIDATED_CODES - UNREACHABLE_FIELD_CODES:
+        applies = {"required": field.required, "null": not field.allow_null,
+                   "blank": not getattr(field, "allow_blank", True), "empty": not getattr(field, "allow_empty", True)}
+        if applies.get(code, True):
+            codes.add(code)
+    if isinstance(field, serializers.ListField | serializers.DictField):
+        codes |= _field_codes(field.child)
+    elif isinstance(field, serializers.ListSerializer):
+        codes |= _field_codes(field.child)
+    elif isinstance(field, serializers.Serializer):
+        for child in field.fields.values():
+            codes |= _field_codes(child)
+    return codes
+
+
+def request_field_codes() -> set[str]:
+    """Every `details[].code` the fields of the API's request serializers (StrictSerializer's subclasses, loaded with
+    the URLconf) can give. Codes a serializer's own rules raise (invalid_document, ...) are in DETAIL_CODES by hand."""
+    codes: set[str] = set()
+    for cls in _subclasses(StrictSerializer):
+        codes |= _field_codes(cls())
+    return codes
 
 
 @dataclass(frozen=True)

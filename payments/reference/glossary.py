@@ -11,7 +11,7 @@ PAYIN_ID = "0193a4f2-7c1e-7b8a-9d2f-5e6a1b2c3d4e"
 PAYOUT_ID = "0193a4f3-1a2b-7c3d-8e4f-5a6b7c8d9e0f"
 DISPUTE_ID = "0193a4f6-2b3c-7d4e-8f50-6a7b8c9d0e1f"
 # The card token of the examples (tests/fuzz gives its merchant a card saved under it, so the examples are accepted).
-CARD_TOKEN = "ctok_4f9a1c2b3d4e5f60"
+CARD_TOKEN = "card_Qm3v8ZkT1pR7wX2nL9aF4cHd"  # the shape payments.payins.cards gives a token
 
 # name -> (description, example)
 PROPERTIES: dict[str, tuple[str, Any]] = {
@@ -98,6 +98,7 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
     "available": ("Cents that can be paid out now (payouts in flight are already out of it); may be negative "
                   "after a chargeback.", 150000),
     "pending": ("Card money not yet settled, cents.", 0),
+    "held": ("Unmatched payments awaiting a decision and open disputes, cents.", 9000),
     "balanceAfter": ("The balance this line moved, right after it, in cents.", 159901),
     "balance": ("Which balance the line moves.", "available"),
     "objectType": ("The kind of object the line is about: payin, refund, payout or adjustment.", "payin"),
@@ -123,6 +124,8 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
 OVERRIDES: dict[str, tuple[str, Any]] = {
     "Payin.status": ("PENDING, PAID, FAILED, EXPIRED, CANCELED, PARTIALLY_REFUNDED, REFUNDED or CHARGEBACK: see the "
                      "lifecycle in docs/README.md.", "PENDING"),
+    "PayinSimulated.status": ("The charge's status after the simulation: PENDING, PAID, FAILED, EXPIRED, CANCELED, "
+                              "PARTIALLY_REFUNDED, REFUNDED or CHARGEBACK.", "PAID"),
     "Payout.status": ("PENDING, PROCESSING, COMPLETED, FAILED, CANCELED or RETURNED.", "PENDING"),
     "Refund.status": ("PENDING until the rail confirms (Pix), then SUCCEEDED or FAILED; card refunds succeed at "
                       "once.", "SUCCEEDED"),

@@ -109,8 +109,11 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "sandbox_payin_simulate": (
         "Test keys only (403 test_mode_only with live keys): makes the simulator pay or expire a PENDING charge, or "
         "open a dispute on a PAID one (chargeback: a card; med: a Pix), with the same ledger movements and webhooks "
-        "as the real thing. Decide the dispute with POST /sandbox/disputes/{id}/simulate.",
+        "as the real thing. Decide the dispute with POST /sandbox/disputes/{id}/simulate. `pay` with another "
+        "`amount`, or on a charge that is no longer PENDING, plays money that settles nothing: the charge does not "
+        "move and the answer's `unmatchedPayment` names the unmatched payment it made.",
         {"pay": _example("Pay a PENDING charge", {"action": "pay"}),
+         "pay_other_amount": _example("Pay another amount (an unmatched payment)", {"action": "pay", "amount": 9000}),
          "expire": _example("Expire a PENDING charge", {"action": "expire"}),
          "chargeback": _example("Open a card dispute on a PAID card charge", {"action": "chargeback"}),
          "med": _example("Open a MED on a PAID Pix charge", {"action": "med"})}),

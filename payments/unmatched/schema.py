@@ -15,14 +15,17 @@ class Payer(serializers.Serializer):
     document = serializers.CharField(allow_null=True, help_text="CPF or CNPJ, digits only, when the rail said.")
 
 
+KIND_HELP = ("AMOUNT_MISMATCH: a PENDING charge paid with another amount. DUPLICATE: a second payment of a charge "
+             "already paid. AFTER_CANCEL: a payment of a CANCELED (or FAILED) charge. UNKNOWN_REFERENCE: a Pix naming "
+             "no charge.")
+STATUS_HELP = ("HELD: in `held`, awaiting a decision. ACCEPTED: moved to `available`, less the fee. REFUND_PENDING: "
+               "being sent back to the payer. REFUNDED: returned. REFUND_FAILED: the return failed; held again.")
+
+
 class UnmatchedPayment(serializers.Serializer):
     id = serializers.UUIDField()
-    kind = serializers.ChoiceField(choices=UnmatchedKind.values, help_text=(
-        "AMOUNT_MISMATCH: a PENDING charge paid with another amount. DUPLICATE: a second payment of a charge already "
-        "paid. AFTER_CANCEL: a payment of a CANCELED (or FAILED) charge. UNKNOWN_REFERENCE: a Pix naming no charge."))
-    status = serializers.ChoiceField(choices=UnmatchedStatus.values, help_text=(
-        "HELD: in `held`, awaiting a decision. ACCEPTED: moved to `available`, less the fee. REFUND_PENDING: being "
-        "sent back to the payer. REFUNDED: returned. REFUND_FAILED: the return failed; held again."))
+    kind = serializers.ChoiceField(choices=UnmatchedKind.values, help_text=KIND_HELP)
+    status = serializers.ChoiceField(choices=UnmatchedStatus.values, help_text=STATUS_HELP)
     payinId = serializers.UUIDField(allow_null=True, help_text="The charge it named; null for UNKNOWN_REFERENCE.")
     amount = serializers.IntegerField()
     fee = serializers.IntegerField(help_text="The method's fee, taken when it is accepted (0 before).")
@@ -34,6 +37,15 @@ class UnmatchedPayment(serializers.Serializer):
     createdAt = serializers.DateTimeField()
     updatedAt = serializers.DateTimeField()
     resolvedAt = serializers.DateTimeField(allow_null=True, help_text="When it was ACCEPTED or REFUNDED; null before.")
+
+
+class UnmatchedPaymentBrief(serializers.Serializer):
+    """An unmatched payment as another answer names it (a sandbox payment that settled no charge)."""
+    id = serializers.UUIDField(help_text="The unmatched payment's id: GET /unmatched-payments/{id} answers it whole.")
+    kind = serializers.ChoiceField(choices=UnmatchedKind.values, help_text=KIND_HELP)
+    amount = serializers.IntegerField(help_text="Cents: what the payer paid.")
+    status = serializers.ChoiceField(choices=UnmatchedStatus.values, help_text=(
+        "Where your policy for its kind left it: HELD, ACCEPTED or REFUND_PENDING."))
 
 
 class UnmatchedPaymentList(serializers.Serializer):

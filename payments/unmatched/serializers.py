@@ -23,3 +23,8 @@ def unmatched_serialize(unmatched: UnmatchedPayment) -> dict:
         "updatedAt": timestamp(unmatched.updated_at),
         "resolvedAt": timestamp(unmatched.resolved_at),
     }
+
+
+def unmatched_brief(unmatched: UnmatchedPayment) -> dict:
+    """What names an unmatched payment where another answer mentions it (a sandbox payment that settled nothing)."""
+    return {"id": str(unmatched.id), "kind": unmatched.kind, "amount": unmatched.amount, "status": unmatched.status}

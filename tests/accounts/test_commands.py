@@ -1,4 +1,5 @@
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -105,3 +106,24 @@ def test_seed_demo_refuses_a_production_like_setup(settings, monkeypatch):
         run("seed_demo")
 
     assert not Merchant.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_readme_is_right_the_demo_owner_creates_test_keys_without_a_second_factor_but_not_live_ones(client):
+    """Issue 37, item 19: the README said the demo merchant needed a second factor before any key."""
+    demo = json.loads(run("seed_demo", "--json", "--force"))
+    assert client.login(username=demo["email"], password=demo["password"])
+
+    def create_key(mode: str):
+        page = client.get("/dashboard/integrations/").content.decode()
+        nonce = re.search(r'name="nonce" value="([^"]+)"', page).group(1)
+        return client.post("/dashboard/integrations/keys/", {"label": mode, "mode": mode, "nonce": nonce})
+
+    test_key, live_key = create_key("test"), create_key("live")
+    reveal = client.post("/dashboard/webhooks/secret/reveal/")
+
+    assert test_key.status_code == 200 and "sk_test_" in test_key.content.decode()
+    assert list(ApiKey.objects.filter(label="test").values_list("livemode", flat=True)) == [False]
+    assert live_key.status_code == 403 and not ApiKey.objects.filter(livemode=True).exists()
+    assert "Turn on two-factor sign-in in Security before doing this." in live_key.content.decode()
+    assert reveal.status_code == 403

@@ -144,7 +144,7 @@ def test_a_password_reset_unlocks_the_email(client, owner):
     response = log_in(client, owner.email, "a-new-long-passphrase")
 
     assert response.status_code == 302
-    assert owner.merchant.account_events.values_list("action", "reason").first() == (
+    assert owner.owned_merchants.get().account_events.values_list("action", "reason").first() == (
         "password_changed", "with a reset link sent by email")
 
 

@@ -10,8 +10,8 @@ from django.core import mail
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from accounts import roles
-from accounts.models import AccountEvent, Membership, Role
+from accounts import members, roles, services
+from accounts.models import AccountEvent, Membership, Merchant, Role
 from tests.factories import MembershipFactory, MerchantFactory, UserFactory, totp_code, totp_enrol
 
 # Dashboard routes open without a merchant role, each with why: they are about the visitor's own sign-in or account.
@@ -224,3 +224,80 @@ def test_the_audit_log_is_for_owners_and_admins_and_exports_csv(client):
     entry = AccountEvent.objects.get(merchant=merchant, action="member_invited")
     with pytest.raises(ValueError):
         entry.save()
+
+
+# --- Ownership of several merchants (issue 37, item 16) --------------------------------------------------------------
+def _owner_client(merchant) -> Client:
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(merchant.owner)
+    return client
+
+
+@pytest.mark.django_db
+def test_ownership_goes_to_a_member_who_owns_another_merchant():
+    shop, other_shop = MerchantFactory(name="Loja A"), MerchantFactory(name="Loja B")
+    newcomer = other_shop.owner  # owns Loja B, and joins Loja A as an admin
+    target = MembershipFactory(merchant=shop, user=newcomer, role=Role.ADMIN)
+    former_owner = shop.owner
+    client = _owner_client(shop)
+
+    response = client.post(f"/dashboard/members/{target.pk}/transfer/", follow=True)
+
+    assert response.status_code == 200
+    assert "Ownership transferred. You are now an admin." in response.content.decode()
+    shop.refresh_from_db()
+    other_shop.refresh_from_db()
+    assert (shop.owner, other_shop.owner) == (newcomer, newcomer)
+    assert list(newcomer.owned_merchants.order_by("name")) == [shop, other_shop]
+    assert sorted(Membership.objects.filter(user=newcomer).values_list("merchant__name", "role")) == [
+        ("Loja A", Role.OWNER), ("Loja B", Role.OWNER)]
+    assert Membership.objects.get(merchant=shop, user=former_owner).role == Role.ADMIN
+    entry = AccountEvent.objects.get(merchant=shop, action=AccountEvent.Action.MEMBER_ROLE_CHANGED)
+    assert (entry.actor, entry.obj_id, entry.before, entry.after, entry.reason) == (
+        former_owner, str(newcomer.pk), {"role": Role.ADMIN}, {"role": Role.OWNER},
+        f"ownership transferred to {newcomer.email}")
+
+
+@pytest.mark.django_db
+def test_the_owner_of_two_merchants_works_in_each_as_the_owner():
+    shop, other_shop = MerchantFactory(name="Loja A"), MerchantFactory(name="Loja B")
+    owner = shop.owner
+    target = MembershipFactory(merchant=other_shop, user=owner, role=Role.ADMIN)
+    _owner_client(other_shop).post(f"/dashboard/members/{target.pk}/transfer/")
+    MembershipFactory(merchant=shop, role=Role.ADMIN)
+    client = _owner_client(shop)
+
+    for merchant in (shop, other_shop):
+        client.post("/dashboard/merchant/", {"merchant": str(merchant.pk)})
+        page = client.get("/dashboard/members/")
+
+        admin = Membership.objects.get(merchant=merchant, role=Role.ADMIN)
+        assert page.status_code == 200
+        assert f'action="/dashboard/members/{admin.pk}/transfer/"' in page.content.decode()  # the owner's control
+
+
+@pytest.mark.django_db
+def test_a_second_transfer_by_a_former_owner_is_refused_and_leaves_one_owner():
+    shop = MerchantFactory()
+    first, second = (MembershipFactory(merchant=shop, role=Role.ADMIN) for _ in range(2))
+    client = _owner_client(shop)
+    actor = Membership.objects.get(merchant=shop, role=Role.OWNER)
+
+    client.post(f"/dashboard/members/{first.pk}/transfer/")
+    with pytest.raises(members.OwnerOnly):  # a stale second tab: the sender's membership as it was read before
+        members.ownership_transfer(None, actor=actor, member_id=second.pk)
+
+    assert list(Membership.objects.filter(merchant=shop, role=Role.OWNER).values_list("pk", flat=True)) == [first.pk]
+    shop.refresh_from_db()
+    assert shop.owner == first.user
+
+
+@pytest.mark.django_db
+def test_a_password_change_is_audited_in_every_merchant_its_user_owns():
+    shop, other_shop = MerchantFactory(), MerchantFactory()
+    Merchant.objects.filter(pk=other_shop.pk).update(owner=shop.owner)
+
+    services.password_change(user=shop.owner, password="another-horse-battery", actor=shop.owner, how="test")
+
+    assert sorted(AccountEvent.objects.filter(action=AccountEvent.Action.PASSWORD_CHANGED).values_list(
+        "merchant_id", flat=True)) == sorted([shop.pk, other_shop.pk])

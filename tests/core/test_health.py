@@ -1,4 +1,5 @@
 import pytest
+from django.core import checks
 
 
 @pytest.mark.django_db
@@ -41,5 +42,24 @@ def test_deploy_check_refuses_a_machine_local_secret_key(settings):
     settings.SECRET_KEY_FROM_ENVIRONMENT = False
     settings.API_KEY_DIGEST_KEY = ""
     settings.WEBHOOK_SECRET_ENCRYPTION_KEY = "set"
+    settings.TOTP_SECRET_ENCRYPTION_KEY = "set"
 
     assert [problem.id for problem in keys_check(None)] == ["pagamentos.E001", "pagamentos.W001"]
+
+
+def test_deploy_check_warns_when_the_two_factor_seeds_key_is_derived_from_secret_key(settings):
+    """Issue 37, item 15: rotating SECRET_KEY would otherwise make every stored TOTP seed unreadable."""
+    from core.checks import keys_check
+
+    settings.SECRET_KEY_FROM_ENVIRONMENT = True
+    settings.API_KEY_DIGEST_KEY = settings.WEBHOOK_SECRET_ENCRYPTION_KEY = "set"
+    settings.TOTP_SECRET_ENCRYPTION_KEY = ""
+
+    [warning] = keys_check(None)
+
+    assert (warning.level, warning.id, warning.msg) == (
+        checks.WARNING, "pagamentos.W003",
+        "TOTP_SECRET_ENCRYPTION_KEY is not set: the dashboard users' two-factor seeds are encrypted under a key "
+        "derived from SECRET_KEY, so rotating SECRET_KEY would lock every user out of their second factor.")
+    settings.TOTP_SECRET_ENCRYPTION_KEY = "set"
+    assert keys_check(None) == []

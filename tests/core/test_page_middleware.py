@@ -59,3 +59,32 @@ def test_django_checks_find_the_middleware_the_admin_needs():
     errors = [message.id for message in checks.run_checks() if message.id.startswith("admin.")]
 
     assert errors == []
+
+
+SECURITY_HEADERS = ("Strict-Transport-Security", "X-Content-Type-Options", "Referrer-Policy",
+                    "Cross-Origin-Opener-Policy", "X-Frame-Options")
+
+
+def test_every_api_error_carries_the_security_headers_of_every_other_answer(settings):
+    """Issue 37, item 17: the JSON error put in place of Django's 404 page, and the API's own refusals before any view
+    (415, 413), used to be built outside SecurityMiddleware and lost nosniff and HSTS."""
+    settings.SECURE_HSTS_SECONDS, settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = 31536000, True
+    browser = Client()
+    expected = {name: browser.get("/ping", secure=True).get(name) for name in SECURITY_HEADERS}
+    assert expected["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+    assert expected["X-Content-Type-Options"] == "nosniff" and expected["X-Frame-Options"] == "DENY"
+
+    answers = {
+        "unknown path": browser.get("/no-such-endpoint", secure=True),
+        "unknown nested path": browser.post("/payin/x/y/z", "{}", content_type="application/json", secure=True),
+        "not JSON": browser.post("/payin", "amount=1", content_type="application/x-www-form-urlencoded",
+                                 secure=True),
+        "too large": browser.post("/payin", "x" * (settings.API_MAX_BODY_BYTES + 1), content_type="application/json",
+                                  secure=True),
+    }
+
+    assert {name: response.status_code for name, response in answers.items()} == {
+        "unknown path": 404, "unknown nested path": 404, "not JSON": 415, "too large": 413}
+    for name, response in answers.items():
+        assert response["Content-Type"] == "application/json", name
+        assert {header: response.get(header) for header in SECURITY_HEADERS} == expected, name

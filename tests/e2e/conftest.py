@@ -78,12 +78,12 @@ def server(live_server, transactional_db, settings, enqueued, tmp_path):
 @pytest.fixture
 def new_page(browser, server) -> Iterator[Callable]:
     """Open a page in a fresh browser context (its own cookies: one per user), 1280×900, with the live server as
-    its base URL."""
+    its base URL. Chromium's language is English (en-US) unless `locale` says otherwise."""
     contexts = []
 
-    def open_page():
+    def open_page(*, locale: str = "en-US"):
         context = browser.new_context(viewport=DESKTOP, base_url=server.url, device_scale_factor=1,
-                                      timezone_id="America/Sao_Paulo")
+                                      timezone_id="America/Sao_Paulo", locale=locale)
         context.set_default_timeout(10_000)
         contexts.append(context)
         return context.new_page()

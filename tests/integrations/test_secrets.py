@@ -10,6 +10,7 @@ import io
 import json
 import logging
 import re
+import uuid
 
 import pytest
 from django.apps import apps
@@ -26,6 +27,7 @@ from core.logging import JsonFormatter
 from integrations import keys, services
 from integrations.models import ApiKey
 from tests.conftest import basic_auth
+from tests.factories import MerchantFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -279,3 +281,22 @@ def test_error_for_a_wrong_secret_does_not_echo_it(how, test_key, expected_error
     everything = response.content.decode() + "\n" + "\n".join(f"{k}: {v}" for k, v in response.items())
     assert leaked_fragments(wrong, everything) == []
     assert leaked_fragments(secret, everything) == []
+
+
+def test_createapikey_asks_which_merchant_when_the_owner_owns_several(merchant):
+    """Issue 37, item 16: a person may own several merchants; the command never guesses which one gets a key."""
+    other = MerchantFactory(owner=merchant.owner, name="Loja Dois")
+    ordered = sorted([merchant, other], key=lambda m: m.created_at)
+
+    with pytest.raises(CommandError) as refused:
+        call_command("createapikey", "--email", merchant.owner.email, stdout=io.StringIO())
+    assert str(refused.value) == (f"{merchant.owner.email} owns 2 merchants: name one with --merchant "
+                                  f"({ordered[0].pk} ({ordered[0].name}), {ordered[1].pk} ({ordered[1].name}))")
+    assert not ApiKey.objects.exists()
+
+    out = io.StringIO()
+    call_command("createapikey", "--email", merchant.owner.email, "--merchant", str(other.pk), stdout=out)
+    assert ApiKey.objects.get(public_key=json.loads(out.getvalue())["publicKey"]).merchant == other
+    with pytest.raises(CommandError, match=f"No merchant whose login is {merchant.owner.email} with the id"):
+        call_command("createapikey", "--email", merchant.owner.email, "--merchant", str(uuid.uuid4()),
+                     stdout=io.StringIO())

@@ -22,6 +22,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if settings.PAYMENTS_RAIL != "efi":
             raise CommandError(f"PAYMENTS_RAIL={settings.PAYMENTS_RAIL}: only a real rail (efi) takes a webhook")
+        if not settings.PIX_KEY:
+            raise CommandError("PIX_KEY must be set first: the Pix key of the Efí account the notifications are for")
         if len(settings.EFI_WEBHOOK_SECRET) < 16:
             raise CommandError("EFI_WEBHOOK_SECRET must be set (at least 16 URL-safe characters) first")
         url = notification_url()

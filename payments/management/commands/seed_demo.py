@@ -46,7 +46,7 @@ class Command(BaseCommand):
                                "on a development setup (DEBUG on), or pass --force.")
         password, staff_password = demo_password("merchant"), demo_password("staff")
         with transaction.atomic():
-            merchant = Merchant.objects.filter(owner__email=DEMO_EMAIL).first()
+            merchant = Merchant.objects.filter(owner__email=DEMO_EMAIL).order_by("created_at").first()
             if merchant is None:
                 merchant = services.merchant_signup(email=DEMO_EMAIL, password=password, name=DEMO_NAME)
             if merchant.kyc_status != KycStatus.APPROVED:

@@ -16,6 +16,7 @@ from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.utils import timezone, translation
+from django.utils.html import strip_tags
 from django.utils.translation import trans_real
 
 from accounts import members
@@ -494,10 +495,12 @@ def test_dashboard_times_say_their_zone_in_both_languages():
     moment = datetime(2026, 11, 21, 1, 39, 7, tzinfo=UTC)  # still the 20th in Sao Paulo
 
     with translation.override("pt-br"):
-        assert sp_zoned(moment) == "20/11/2026 22:39 (horário de Brasília)"
-        assert sp_zoned(moment, "seconds") == "20/11/2026 22:39:07 (horário de Brasília)"
+        assert sp_zoned(moment) == (
+            '<time class="zoned" datetime="2026-11-20T22:39:07-03:00"><span class="when">20/11/2026 22:39</span> '
+            '<span class="zone">(horário de Brasília)</span></time>')  # each part on one line (issue 37)
+        assert strip_tags(sp_zoned(moment, "seconds")) == "20/11/2026 22:39:07 (horário de Brasília)"
     with translation.override("en"):
-        assert sp_zoned(moment) == "20/11/2026 22:39 (Brasília time)"
+        assert strip_tags(sp_zoned(moment)) == "20/11/2026 22:39 (Brasília time)"
     assert sp_zoned(None) == sp_zoned("2026-11-21") == ""
 
 

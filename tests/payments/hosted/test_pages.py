@@ -21,6 +21,7 @@ from payments.formats import boleto, pix
 from payments.hosted import links
 from payments.hosted import views as hosted
 from payments.models import Payin, PayinStatus, PaymentMethod
+from payments.rails.simulator import SANDBOX_PIX_KEY
 from payments.templatetags.payments_format import br_document, brl, cep, sp_date, sp_datetime, sp_time
 from tests.payments.formats.test_itf import itf_decode, svg_modules
 
@@ -51,7 +52,7 @@ def make_payin(merchant, method: str, **fields) -> Payin:
     if method == PaymentMethod.PIX:
         txid = pix.txid_generate()
         values.update(pix_txid=txid, pix_expires_at=FAR_FUTURE, pix_payload=pix.build(
-            pix_key=settings.PIX_KEY, amount_cents=amount, merchant_name=merchant_display_name(merchant),
+            pix_key=SANDBOX_PIX_KEY, amount_cents=amount, merchant_name=merchant_display_name(merchant),
             merchant_city="SAO PAULO", txid=txid))
     elif method == PaymentMethod.BOLETO:
         due = date(2099, 1, 2)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import Client
 from django.utils import translation
 from django.utils.translation import trans_real
 
@@ -187,27 +188,58 @@ def test_every_msgid_of_the_catalog_is_translated():
     assert [msgid for msgid, (msgstr, fuzzy) in entries.items() if not msgstr or fuzzy] == []
 
 
-def test_payer_pages_ignore_the_browser_language(client, merchant):
+@pytest.mark.parametrize(("accept_language", "language"), [
+    (None, "pt-br"),  # no header: a payer is Brazilian (issue 37, item 18)
+    ("", "pt-br"),
+    ("pt-BR,pt;q=0.9,en-US;q=0.8,en;q=0.7", "pt-br"),
+    ("en-US,en;q=0.9,pt-BR;q=0.8", "en"),  # English first
+    ("en-US,en;q=0.9", "en"),
+    ("fr-FR,fr;q=0.9,en;q=0.8,pt;q=0.7", "en"),  # neither first, but English before Portuguese
+    ("fr-FR,pt;q=0.8,en;q=0.7", "pt-br"),
+    ("pt;q=0.5,en;q=0.9", "en"),  # the weights rank, not the order
+    ("en;q=0,pt;q=0.1", "pt-br"),  # q=0: not English
+    ("de-DE,*;q=0.5", "pt-br"),  # neither named
+    ("EN-gb", "en"),
+    ("en-US;q=garbage, pt-BR", "pt-br"),  # a range that is not one is skipped
+])
+def test_payer_language_follows_a_browser_that_asks_for_english_first(accept_language, language):
+    assert hosted.payer_language(accept_language or "") == language
+
+
+def test_the_pay_page_is_portuguese_without_accept_language_and_english_when_asked_first(merchant):
     payin = make_payin(merchant, PaymentMethod.PIX)
+    client = Client()  # no Accept-Language unless a request sends one
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"  # the dashboard's switch: the merchant's, not the payer's
 
-    html = html_of(client.get(f"/pay/{payin.public_token}", HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9"))
+    bare = client.get(f"/pay/{payin.public_token}")
+    english = client.get(f"/pay/{payin.public_token}", HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9,pt-BR;q=0.8")
 
-    assert '<html lang="pt-br">' in html
-    assert "Aguardando pagamento" in html and "Waiting for payment" not in html
-
-
-def test_payer_pages_in_english_when_chosen_explicitly(client, merchant):
-    payin = make_payin(merchant, PaymentMethod.PIX)
-    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
-
-    response = client.get(f"/pay/{payin.public_token}")
-
-    html = html_of(response)
-    assert response["Content-Language"] == "en"
+    assert (bare["Content-Language"], english["Content-Language"]) == ("pt-br", "en")
+    assert "Accept-Language" in bare["Vary"] and "Accept-Language" in english["Vary"]
+    assert '<html lang="pt-br">' in html_of(bare) and "Aguardando pagamento" in html_of(bare)
+    assert "Waiting for payment" not in html_of(bare)
+    html = html_of(english)
     assert '<html lang="en">' in html
-    assert "Waiting for payment" in html
+    assert "Waiting for payment" in html and "Aguardando pagamento" not in html
     assert "Expires at 00:04 on 02/01/2099 (Brasília time)." in html
     assert 'alt="Pix QR code for R$ 1.234,56' in html
+
+
+@pytest.mark.parametrize("accept_language", [None, "en-US,en;q=0.9", "es"])
+def test_the_printable_boleto_is_portuguese_whatever_the_browser_asks(merchant, accept_language):
+    """A Brazilian bank document: an English browser used to get "Pay it in your bank"."""
+    payin = make_payin(merchant, PaymentMethod.BOLETO)
+    client = Client()
+    headers = {"HTTP_ACCEPT_LANGUAGE": accept_language} if accept_language else {}
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"  # nor the dashboard's language switch
+
+    response = client.get(f"/pay/{payin.public_token}/boleto", **headers)
+
+    html = html_of(response)
+    assert response["Content-Language"] == "pt-br"
+    assert '<html lang="pt-br">' in html
+    assert "Imprimir" in html and "Voltar à página de pagamento" in html
+    assert "Print" not in html and "Back to the payment page" not in html
 
 
 def test_failed_card_shows_the_reason_in_portuguese(client, merchant):

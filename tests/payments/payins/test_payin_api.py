@@ -32,7 +32,7 @@ PUBLIC_TOKEN = r"[A-Za-z0-9_-]{43}"  # secrets.token_urlsafe(32)
 CARD_TOKEN = r"card_[A-Za-z0-9]{24}"
 TXID = r"[A-Za-z0-9]{25}"
 AUTHORIZATION_CODE = r"[0-9A-Z]{6}"
-PIX_KEY = "123e4567-e12b-12d1-a456-426655440000"
+PIX_KEY = "123e4567-e12b-12d1-a456-426655440000"  # the Central Bank's example key: test mode's codes carry it
 
 # 2025-11-21 01:30 UTC is still 2025-11-20 (22:30) in São Paulo: dates that follow UTC instead would be a day off.
 NOW = datetime(2025, 11, 21, 1, 30, 15, 123456, tzinfo=UTC)
@@ -207,7 +207,7 @@ def iso(value: datetime) -> str:
 @pytest.fixture(autouse=True)
 def _api_settings(settings):
     settings.API_RATE_LIMIT = 1_000_000  # these tests send many requests a second with one key pair
-    settings.PIX_KEY = PIX_KEY
+    settings.PIX_KEY = "platform@pagamentos.example"  # the live rail's key: never in a test-mode code (PIX_KEY below)
     settings.PIX_MERCHANT_CITY = "São Paulo"
     settings.BOLETO_BANK_CODE = "001"
     settings.FEE_PIX_BPS, settings.FEE_CARD_BPS, settings.FEE_CARD_FIXED, settings.FEE_BOLETO_FIXED = 99, 399, 39, 349

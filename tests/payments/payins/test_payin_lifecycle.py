@@ -179,10 +179,12 @@ def test_sandbox_pay_twice_credits_once_and_the_second_payment_is_unmatched(api)
 
     response = api.post(f"/sandbox/payin/{paid['id']}/simulate", {"action": "pay"}, format="json")
 
-    assert response.status_code == 200 and response.json() == paid  # the charge itself does not change
+    [duplicate] = UnmatchedPayment.objects.all()
+    # The charge itself does not change; the answer names the payment that settled nothing (issue 37, item 14).
+    assert response.status_code == 200 and response.json() == {**paid, "unmatchedPayment": {
+        "id": str(duplicate.pk), "kind": "DUPLICATE", "amount": 10000, "status": "REFUND_PENDING"}}
     assert balance(api)["available"] == 9901
     assert LedgerTransaction.objects.filter(object_id=paid["id"]).count() == 1
-    [duplicate] = UnmatchedPayment.objects.all()
     # DUPLICATE goes back to the payer by default: held, then on its way back (issue 14).
     assert (duplicate.kind, duplicate.status, duplicate.amount, str(duplicate.payin_id)) == (
         "DUPLICATE", "REFUND_PENDING", 10000, paid["id"])
@@ -196,8 +198,12 @@ def test_sandbox_pay_a_card_is_409_and_a_canceled_charge_makes_an_unmatched_paym
     invalid_state(api.post(f"/sandbox/payin/{card['id']}/simulate", {"action": "pay"}, format="json"),
                   "A PAID CREDIT_CARD charge cannot be paid")
     response = api.post(f"/sandbox/payin/{canceled['id']}/simulate", {"action": "pay"}, format="json")
-    assert response.status_code == 200 and response.json()["status"] == "CANCELED"
-    assert UnmatchedPayment.objects.get().kind == "AFTER_CANCEL"
+    after_cancel = UnmatchedPayment.objects.get()
+    assert response.status_code == 200 and response.json() == {
+        **api.get(f"/payin/{canceled['id']}").json(),
+        "unmatchedPayment": {"id": str(after_cancel.pk), "kind": "AFTER_CANCEL", "amount": canceled["amount"],
+                             "status": "REFUND_PENDING"}}
+    assert response.json()["status"] == "CANCELED"
 
 
 @pytest.mark.parametrize("method", ["PIX", "BOLETO"])

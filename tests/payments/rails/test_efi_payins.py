@@ -173,6 +173,58 @@ def test_a_body_efi_does_not_send_is_refused(efi, body):
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_notification"
 
 
+def test_a_notification_nested_60_kb_deep_is_a_400_not_a_crash(efi):
+    """Issue 37, item 17: Python's parser recursed once a level and raised RecursionError (a 500)."""
+    body = b'{"pix": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+
+    response = Client().post(WEBHOOK, data=body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["error"] == {"type": "invalid_request_error", "code": "invalid_notification",
+                                        "message": "The notification body is not one the rail sends", "param": None,
+                                        "details": [], "requestId": response["X-Request-Id"]}
+    assert calls(efi, "GET", "/v2/") == []
+
+
+def test_a_notification_naming_one_payment_a_thousand_times_asks_the_bank_once(efi, live):
+    charge = create(live)
+    efi.drop_notifications = True
+    e2eid = efi.pay(charge["pix"]["txid"])
+    named = {"endToEndId": e2eid}  # as short as an item gets: a thousand of them fit in the 64 KiB a body may have
+
+    response = notify({"pix": [named] * 1000})
+
+    assert (response.status_code, response.json()) == (200, {"confirmed": 1, "applied": 1})
+    assert len(calls(efi, "GET", "/v2/pix/")) == 1
+    assert get(live, charge["id"])["status"] == "PAID"
+
+
+def test_a_notification_naming_more_than_100_payments_is_refused_before_any_call(efi, live, caplog):
+    """Issue 37, item 17 and ADR 0081: each payment named costs a call to the bank, so a request names at most 100.
+    One over is refused whole; what it named is found by reconciliation."""
+    charge = create(live)
+    efi.drop_notifications = True
+    e2eid = efi.pay(charge["pix"]["txid"])
+    forged = [{"endToEndId": f"E60701190202611251200{n:011d}", "valor": "1.00"} for n in range(100)]
+
+    with caplog.at_level(logging.WARNING):
+        refused = notify({"pix": [efi.pix_view(e2eid), *forged]})
+
+    assert refused.status_code == 413
+    assert refused.json()["error"] == {"type": "invalid_request_error", "code": "notification_too_large",
+                                       "message": "A notification may name at most 100 payments", "param": None,
+                                       "details": [], "requestId": refused["X-Request-Id"]}
+    assert "payments.rail_notification_too_large" in caplog.messages
+    assert calls(efi, "GET", "/v2/pix/") == []
+    assert get(live, charge["id"])["status"] == "PENDING"
+
+    accepted = notify({"pix": [efi.pix_view(e2eid), *forged[:99]]})  # 100 distinct: each asked once
+
+    assert (accepted.status_code, accepted.json()) == (200, {"confirmed": 1, "applied": 1})
+    assert len(calls(efi, "GET", "/v2/pix/")) == 100
+    assert get(live, charge["id"])["status"] == "PAID"
+
+
 def test_efis_registration_probe_is_answered(efi):
     response = Client().post(WEBHOOK, data=b"{}", content_type="application/json")
     assert (response.status_code, response.json()) == (200, {"confirmed": 0, "applied": 0})

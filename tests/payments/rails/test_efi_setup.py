@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -44,6 +48,48 @@ def test_every_missing_setting_is_named(configured):
         setattr(configured, name, "")
     assert problems(configured) == [(("payments.E002"), f"PAYMENTS_RAIL=efi needs {name}.")
                                     for name in ("EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY")]
+
+
+def test_an_operator_who_never_set_pix_key_is_told_by_check_deploy(tmp_path):
+    """Issue 37, item 15: the settings used to fill a missing PIX_KEY with the Central Bank's example key, so the check
+    never named it. A real `manage.py check --deploy` process, its environment as an operator's without PIX_KEY."""
+    certificate = tmp_path / "absent.pem"
+    environment = {**{k: v for k, v in os.environ.items() if k != "PIX_KEY"}, "PAYMENTS_RAIL": "efi",
+                   "EFI_CLIENT_ID": "Client_Id_1", "EFI_CLIENT_SECRET": "Client_Secret_1",
+                   "EFI_CERT_FILE": str(certificate), "EFI_WEBHOOK_SECRET": WEBHOOK_SECRET,
+                   "PUBLIC_BASE_URL": "https://pay.example.com"}
+
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "ERROR"],
+                            cwd=django_settings.BASE_DIR, env=environment, capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "(payments.E002) PAYMENTS_RAIL=efi needs PIX_KEY." in result.stderr
+    assert "123e4567-e12b-12d1-a456-426655440000" not in result.stdout + result.stderr
+
+
+def test_the_example_key_or_a_malformed_key_is_refused(configured):
+    configured.PIX_KEY = "123E4567-E12B-12D1-A456-426655440000"
+    assert problems(configured) == [("payments.E008", (
+        "PIX_KEY is 123e4567-e12b-12d1-a456-426655440000, the Central Bank's example key that test-mode codes carry: "
+        "no bank resolves it, so no live payer could pay."))]
+
+    configured.PIX_KEY = "chave da loja"
+    assert problems(configured) == [("payments.E009", (
+        "PIX_KEY (chave da loja) is not a Pix key: a CPF or CNPJ (digits), an e-mail, a phone (+55 and the number) or "
+        "a random key (a UUID)."))]
+
+    for key in ("52998224725", "11222333000181", "pix@loja.example", "+5511987654321",
+                "7d9f0335-8dcc-4054-9bf9-0dbd61440091"):
+        configured.PIX_KEY = key
+        assert problems(configured) == [], key
+
+
+def test_rail_setup_refuses_without_a_pix_key(settings, efi):
+    settings.PIX_KEY = ""
+    before = dict(efi.webhooks)
+    with pytest.raises(CommandError, match="PIX_KEY must be set first"):
+        call_command("rail_setup")
+    assert efi.webhooks == before  # nothing asked of the bank
 
 
 def test_an_unreadable_or_wrong_certificate_is_named(configured, tmp_path, certificates):

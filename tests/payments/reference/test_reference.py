@@ -3,6 +3,7 @@ true to the rules they illustrate, the error codes and the guide held to the cod
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import time
@@ -17,8 +18,9 @@ from django.urls import get_resolver
 from drf_spectacular.generators import SchemaGenerator
 from standardwebhooks.webhooks import Webhook
 
+from payments.management.commands.errors_guide import guide_generated
 from payments.models import PixKeyType
-from payments.reference.errors import MEANINGS, error_catalog, errors_markdown
+from payments.reference.errors import DETAIL_CODES, MEANINGS, error_catalog, errors_markdown, request_field_codes
 from payments.reference.hook import is_object, resolve
 from webhooks import signing
 
@@ -137,11 +139,9 @@ def test_the_errors_guide_is_the_generated_list():
 
     guide = (DOCS / "errors.md").read_text()
 
-    assert errors_markdown() in guide, (
-        "docs/errors.md drifted from the code: paste the output of "
-        "`python -c 'import django; django.setup(); from django.urls import get_resolver; get_resolver().url_patterns; "
-        "from payments.reference.errors import errors_markdown; print(errors_markdown())'` (DJANGO_SETTINGS_MODULE="
-        "config.settings) between its markers")
+    assert guide_generated(guide) == guide, (
+        "docs/errors.md drifted from the code: run `python manage.py errors_guide`")
+    assert errors_markdown() in guide
 
 
 def test_the_changelog_names_the_current_api_version():
@@ -182,3 +182,79 @@ def test_the_python_verification_in_the_guide_accepts_our_signatures():
     payload = Webhook(secret).verify(body, headers)
 
     assert payload == {"id": "evt", "type": "webhook.test"}
+
+
+@pytest.mark.django_db
+def test_the_guide_and_the_schema_name_every_field_of_the_balance(api, schema):
+    """Issue 37, item 19: `/balance` was documented without `held`."""
+    answer = api.get("/balance").json()
+    guide = re.search(r"`GET /balance` answers `\{(.*?)\}`", (DOCS / "README.md").read_text())
+
+    assert guide, "docs/README.md no longer says what GET /balance answers"
+    assert re.findall(r'"(\w+)"', re.sub(r':\s*"[^"]*"', "", guide.group(1))) == list(answer)  # names, not values
+    assert list(schema["components"]["schemas"]["Balance"]["properties"]) == list(answer)
+    balance = schema["paths"]["/balance"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert balance == {"$ref": "#/components/schemas/Balance"}
+
+
+@pytest.mark.django_db
+def test_the_card_token_examples_have_the_shape_of_a_real_token(api, schema):
+    """Issue 37, item 19: the examples showed `ctok_…`, a token the API never gives (its tokens are `card_…`)."""
+    paid = api.post("/payin", {
+        "paymentMethod": "CREDIT_CARD", "amount": 1000, "referenceId": "token-shape", "payerIp": "203.0.113.9",
+        "isPhysicalProduct": False, "customer": {"name": "Ana Souza", "document": "52998224725",
+                                                 "email": "ana@example.com"},
+        "items": [{"title": "Caneca", "quantity": 1, "unitPrice": 1000}],
+        "card": {"holderName": "ANA SOUZA", "number": "4111111111111111", "expirationMonth": "12",
+                 "expirationYear": "2099", "cvv": "123"}}, format="json").json()
+    examples = [schema["components"]["schemas"]["CardData"]["properties"]["token"]["example"]]
+    content = schema["paths"]["/payin"]["post"]["requestBody"]["content"]["application/json"]
+    examples += [example["value"]["card"]["token"] for example in content["examples"].values()
+                 if "token" in example["value"].get("card", {})]
+
+    def shape(token: str) -> str:  # the prefix kept, each letter or digit after it an x
+        prefix, _, rest = token.partition("_")
+        return f"{prefix}_{re.sub(r'[A-Za-z0-9]', 'x', rest)}"
+
+    assert len(examples) == 2
+    assert [shape(example) for example in examples] == [shape(paid["card"]["token"])] * 2
+
+
+# The packages whose code builds the API's error bodies (the dashboard's forms and the accounts app answer pages).
+API_PACKAGES = ("core", "integrations", "payments", "webhooks")
+
+
+def raised_detail_codes() -> set[str]:
+    """The `details[].code` literals the API's own rules raise: `problem(message, "code")`, `...(code="code")` and
+    `{"code": "code"}` in the source of the API's packages (not the dashboard's forms)."""
+    codes = set()
+    for package in API_PACKAGES:
+        for path in (Path(settings.BASE_DIR) / package).rglob("*.py"):
+            if {"migrations", "dashboard", "reference"} & set(path.parts):
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call):
+                    name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                    if name == "problem" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant):
+                        codes.add(node.args[1].value)
+                    codes |= {kw.value.value for kw in node.keywords
+                              if kw.arg == "code" and isinstance(kw.value, ast.Constant)}
+                elif isinstance(node, ast.Dict):
+                    codes |= {value.value for key, value in zip(node.keys, node.values, strict=True)
+                              if isinstance(key, ast.Constant) and key.value == "code"
+                              and isinstance(value, ast.Constant)}
+    return codes
+
+
+def test_the_guide_lists_every_detail_code_the_api_can_give_and_no_other():
+    """Issue 37, item 19: `null_characters_not_allowed` (DRF's, from every text field) reached clients and was in no
+    list. The codes the request fields can give (their classes and validators) and the codes the API's rules raise,
+    but those with their own line in the top-level table, are exactly the documented `details[].code`s."""
+    get_resolver().url_patterns
+    documented = {code for codes in DETAIL_CODES for code in codes.split(" / ")}
+
+    possible = (request_field_codes() | raised_detail_codes()) - (set(MEANINGS) - documented)
+
+    assert sorted(possible - documented) == [], "add a meaning to DETAIL_CODES (payments/reference/errors.py)"
+    assert sorted(documented - possible) == [], "a documented code that nothing gives any more"
+    assert {"null_characters_not_allowed", "surrogate_characters_not_allowed", "not_a_list"} <= possible

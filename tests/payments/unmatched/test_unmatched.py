@@ -63,9 +63,12 @@ def expected(got: dict, *, kind: str, status: str, amount: int, payin_id: str | 
 def test_a_payment_of_another_amount_is_held_and_shown_everywhere(api):
     charge = create(api, "PIX", amount=10000)
 
-    assert pay(api, charge["id"], amount=9000) == charge  # the charge does not move
+    answer = pay(api, charge["id"], amount=9000)
 
     [got] = listed(api)
+    # The charge does not move, and the answer names the payment that settled nothing (issue 37, item 14).
+    assert answer == {**charge, "unmatchedPayment": {"id": got["id"], "kind": "AMOUNT_MISMATCH", "amount": 9000,
+                                                     "status": "HELD"}}
     assert got == expected(got, kind="AMOUNT_MISMATCH", status="HELD", amount=9000, payin_id=charge["id"])
     assert api.get(f"/unmatched-payments/{got['id']}").json() == got
     assert balance(api) == {"available": 0, "pending": 0, "held": 9000}
@@ -172,11 +175,18 @@ def test_the_policy_has_defaults_and_the_merchant_can_change_them(api):
 
     assert response.json() == {**defaults, "AMOUNT_MISMATCH": "accept", "DUPLICATE": "hold"}
     charge = create(api, "PIX", amount=10000)
-    pay(api, charge["id"], amount=5000)  # accepted at once
-    pay(api, charge["id"])  # paid
-    pay(api, charge["id"])  # a duplicate, now held
-    assert sorted((u["kind"], u["status"]) for u in listed(api)) == [
-        ("AMOUNT_MISMATCH", "ACCEPTED"), ("DUPLICATE", "HELD")]
+    mismatch = pay(api, charge["id"], amount=5000)  # accepted at once
+    paid = pay(api, charge["id"])  # paid
+    duplicate = pay(api, charge["id"])  # a duplicate, now held
+    by_kind = {u["kind"]: u for u in listed(api)}
+    assert {kind: u["status"] for kind, u in by_kind.items()} == {"AMOUNT_MISMATCH": "ACCEPTED", "DUPLICATE": "HELD"}
+    # Each answer says what the payment did: the policy's outcome, or nothing when it settled the charge.
+    assert mismatch == {**charge, "unmatchedPayment": {"id": by_kind["AMOUNT_MISMATCH"]["id"],
+                                                       "kind": "AMOUNT_MISMATCH", "amount": 5000,
+                                                       "status": "ACCEPTED"}}
+    assert paid == api.get(f"/payin/{charge['id']}").json() and paid["status"] == "PAID"
+    assert duplicate == {**paid, "unmatchedPayment": {"id": by_kind["DUPLICATE"]["id"], "kind": "DUPLICATE",
+                                                      "amount": 10000, "status": "HELD"}}
     assert balance(api) == {"available": (5000 - 50) + (10000 - 99), "pending": 0, "held": 10000}
 
 

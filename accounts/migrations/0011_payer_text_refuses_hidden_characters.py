@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0009_audit_indexes_not_covered'),
+        ('accounts', '0010_owner_of_several_merchants'),
     ]
 
     operations = [
