@@ -10,6 +10,7 @@ from accounts import reauth, throttle, twofactor
 from accounts.models import Role, User
 from accounts.services import KycData
 from core.formats import contact, documents
+from core.formats.text import refuse_hidden_characters
 from core.forms import day_field
 from core.requests import client_ip
 
@@ -21,7 +22,7 @@ class TelInput(forms.TextInput):
 
 
 class SignupForm(forms.Form):
-    name = forms.CharField(label=_("Business name"), max_length=120,
+    name = forms.CharField(label=_("Business name"), max_length=120, validators=[refuse_hidden_characters],
                            widget=forms.TextInput(attrs={"autocomplete": "organization"}))
     email = forms.EmailField(label=_("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
     password = forms.CharField(label=_("Password"),
@@ -74,8 +75,9 @@ def _autocomplete(token: str, **attrs) -> forms.TextInput:
 
 
 class KycForm(forms.Form):
-    legal_name = forms.CharField(label=_("Legal name"), max_length=150, widget=_autocomplete("organization"))
-    trading_name = forms.CharField(label=_("Trading name"), max_length=150,
+    legal_name = forms.CharField(label=_("Legal name"), max_length=150, widget=_autocomplete("organization"),
+                                 validators=[refuse_hidden_characters])
+    trading_name = forms.CharField(label=_("Trading name"), max_length=150, validators=[refuse_hidden_characters],
                                    help_text=_("The name your customers see (on Pix QR codes too)."),
                                    widget=_autocomplete("off"))
     document = forms.CharField(label=_("CPF or CNPJ"), max_length=20, widget=_autocomplete("off"),

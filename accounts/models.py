@@ -6,6 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from core import crypto
+from core.formats.text import refuse_hidden_characters
 from core.ids import uuid7
 
 
@@ -56,7 +57,7 @@ class Merchant(models.Model):
     }
 
     id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
-    name = models.CharField(max_length=120)
+    name = models.CharField(max_length=120, validators=[refuse_hidden_characters])  # payers read it
     # A person may own several merchants (a second company, or one handed over by a transfer): one owner per
     # merchant (Membership's `membership_one_owner`), any number of merchants per person (issue 37, item 16).
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_merchants")
@@ -109,8 +110,8 @@ class KycSubmission(models.Model):
         CNPJ = "CNPJ"
 
     merchant = models.OneToOneField(Merchant, on_delete=models.CASCADE, related_name="kyc")
-    legal_name = models.CharField(max_length=150)
-    trading_name = models.CharField(max_length=150)
+    legal_name = models.CharField(max_length=150, validators=[refuse_hidden_characters])
+    trading_name = models.CharField(max_length=150, validators=[refuse_hidden_characters])  # payers read it
     document = models.CharField(max_length=14)
     document_type = models.CharField(max_length=4, choices=DocumentType.choices)
     street = models.CharField(max_length=150)

@@ -52,7 +52,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             messages.success(request, gettext("Welcome! You are in test mode: create a test key and try the API now, "
                                               "and submit your KYC to go live."))
             return redirect("dashboard:overview")
-    return render(request, "accounts/signup.html", {"form": form})
+    return render(request, "accounts/signup.html", {"form": form}, status=400 if form.errors else 200)
 
 
 class LoginView(auth_views.LoginView):
@@ -179,7 +179,7 @@ def kyc(request: HttpRequest) -> HttpResponse:
             return redirect("dashboard:kyc")
     return render(request, "accounts/kyc.html", {
         "form": form, "submission": getattr(merchant, "kyc", None), "history": kyc_history(merchant=merchant),
-    })
+    }, status=400 if form is not None and form.errors else 200)
 
 
 @permission_required(roles.PERSONAL)

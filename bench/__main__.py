@@ -135,7 +135,8 @@ def start_service(side: Side, stack: ExitStack) -> None:
     side.pair = server.merchant_create(side.env, side.root, "bench@example.com")
     start_gunicorn(side, stack)
     api = ApiClient(side.gunicorn.port, side.pair)
-    charge = api.post_json("/payin", {**pix_body(), "amount": FUNDING})
+    charge = api.post_json("/payin", {**pix_body(), "amount": FUNDING,
+                                      "items": [{"title": "Saldo", "quantity": 1, "unitPrice": FUNDING}]})
     api.post_json(f"/sandbox/payin/{charge['id']}/simulate", {"action": "pay"}, expect=200)
     for _ in range(LIST_ROWS):
         api.post_json("/payin", pix_body())

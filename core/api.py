@@ -20,6 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound, ValidationFailed, validation_error
+from core.formats.text import CODE as HIDDEN_CHARACTERS_CODE
+from core.formats.text import hidden_character_message
 from core.renderers import ApiJSONRenderer
 
 
@@ -54,6 +56,17 @@ class StrictCharField(serializers.CharField):
             # As sent, not after trimming: the schema's maxLength is of the JSON string, so is this rule.
             self.fail("max_length", max_length=self.max_length)
         return super().to_internal_value(data)
+
+
+class VisibleCharField(StrictCharField):
+    """A string a payer reads (core.formats.text): one with an invisible, direction-changing or control character is
+    refused, naming the field. Checked on the string as sent, before DRF trims it, as the schema's pattern says."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        message = hidden_character_message(data) if isinstance(data, str) else None
+        if message is not None:
+            raise exceptions.ValidationError(message, code=HIDDEN_CHARACTERS_CODE)
+        return super().run_validation(data)
 
 
 class StrictSerializer(serializers.Serializer):

@@ -16,7 +16,8 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer
 from rest_framework import serializers
 
-from core.api import ApiView, StrictSerializer
+from core.api import ApiView, StrictSerializer, VisibleCharField
+from core.formats.text import HIDDEN_RANGES
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -63,6 +64,9 @@ def _character_ranges(codes: list[int]) -> str:
 
 _WHITESPACE = _character_ranges([code for code in range(0x3001) if chr(code).isspace()])
 NON_BLANK_PATTERN = f"^[^\\u0000]*[^\\u0000{_WHITESPACE}][^\\u0000]*$"
+# Text a payer reads (core.api.VisibleCharField) refuses every hidden character, not only NUL.
+VISIBLE_PATTERN = f"^[^{HIDDEN_RANGES}]+$"
+VISIBLE_NON_BLANK_PATTERN = f"^[^{HIDDEN_RANGES}]*[^{HIDDEN_RANGES}{_WHITESPACE}][^{HIDDEN_RANGES}]*$"
 
 # What `integrations.idempotency` accepts once the HTTP layer has stripped the value's surrounding spaces.
 IDEMPOTENCY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"}
@@ -195,7 +199,10 @@ class AutoSchema(SpectacularAutoSchema):
         if (direction == "request" and isinstance(field, serializers.CharField) and schema.get("type") == "string"
                 and not {"pattern", "format", "enum"} & set(schema)):
             blank_refused = field.trim_whitespace and not field.allow_blank
-            schema = {**schema, "pattern": NON_BLANK_PATTERN if blank_refused else NO_NUL_PATTERN}
+            if isinstance(field, VisibleCharField):
+                schema = {**schema, "pattern": VISIBLE_NON_BLANK_PATTERN if blank_refused else VISIBLE_PATTERN}
+            else:
+                schema = {**schema, "pattern": NON_BLANK_PATTERN if blank_refused else NO_NUL_PATTERN}
         return schema
 
     def _own_schema(self, field: serializers.Field, direction: str) -> dict | None:

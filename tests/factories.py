@@ -96,3 +96,14 @@ class ApiKeyFactory(factory.django.DjangoModelFactory):
         api_key = cls(public_key=pair.public_key, secret_digest=keys.secret_digest(pair.secret_key),
                       secret_last4=pair.secret_key[-4:], **kwargs)
         return api_key, pair.secret_key
+
+
+def items_totalling(amount) -> list[dict]:
+    """Items of a charge that add up to `amount` (POST /payin refuses others): two mugs at half the amount, and one
+    cent of postage when it is odd. Anything but an integer amount (a test of amount's own rule) gets one item."""
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+        return [{"title": "Caneca", "quantity": 2, "unitPrice": 2500}]
+    items = [{"title": "Caneca", "quantity": 2, "unitPrice": amount // 2}]
+    if amount % 2:
+        items.append({"title": "Frete", "quantity": 1, "unitPrice": 1})
+    return items

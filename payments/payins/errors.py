@@ -20,3 +20,9 @@ class LiveCardInTestMode(DomainError):
     code = "live_card_in_test_mode"
     message = "Test mode accepts only test card numbers"
     validation_kind = True
+
+
+class ItemsTotalMismatch(DomainError):
+    code = "items_total_mismatch"
+    message = "The items do not add up to the amount"
+    validation_kind = True

@@ -22,7 +22,7 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.settings import api_settings
 
 from accounts.models import Merchant
-from core.api import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
+from core.api import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer, VisibleCharField
 from core.errors import as_domain_error
 from payments import policy
 from payments.fields import (
@@ -92,11 +92,11 @@ class _AmountField(StrictIntegerField):
 class _AddressSerializer(RequiredForBoletoOrDelivery, StrictSerializer):
     doc_name = "Address"
 
-    street = StrictCharField(max_length=150)
-    number = StrictCharField(max_length=20)
-    complement = StrictCharField(max_length=100, required=False, allow_blank=True)
+    street = VisibleCharField(max_length=150)
+    number = VisibleCharField(max_length=20)
+    complement = VisibleCharField(max_length=100, required=False, allow_blank=True)
     zipCode = ZipCodeField()
-    city = StrictCharField(max_length=80)
+    city = VisibleCharField(max_length=80)
     state = StateField()
 
     def validate(self, attrs: dict) -> dict:
@@ -107,7 +107,7 @@ class _AddressSerializer(RequiredForBoletoOrDelivery, StrictSerializer):
 class CustomerSerializer(StrictSerializer):
     doc_name = "Customer"
 
-    name = StrictCharField(min_length=2, max_length=100)
+    name = VisibleCharField(min_length=2, max_length=100)
     document = DocumentField()
     email = EmailField()
     phone = PhoneField(required=False)
@@ -119,20 +119,52 @@ class CustomerSerializer(StrictSerializer):
 
 
 class _ItemListSerializer(serializers.ListSerializer):
+    """The items, which add up (quantity × unitPrice) to the charge's amount exactly: one meaning for the contract,
+    what the payer is charged for (docs/decisions/0077-items-add-up-to-the-amount.md)."""
+
     default_error_messages = {
         "not_a_list": "Must be a JSON array of items.",
         "min_length": "Must have at least {min_length} item.",
         "max_length": "Must have at most {max_length} items.",
     }
 
+    def to_internal_value(self, data: Any) -> list:
+        items = super().to_internal_value(data)
+        amount = request_body(self).get("amount")
+        if isinstance(amount, int) and not isinstance(amount, bool) and amount > 0:  # else amount's own problem
+            total = sum(item["quantity"] * item["unitPrice"] for item in items)
+            if total != amount:
+                raise ValidationError([ErrorDetail(
+                    f"The items add up to {total} cents (quantity × unitPrice), but amount is {amount}: they must "
+                    "be equal.", code="items_total_mismatch")])
+        return items
+
+
+ITEM_QUANTITY_MAX = 1_000_000
+
+
+class _UnitPriceField(StrictIntegerField):
+    """Cents, at most the account's maximum per charge (an item cannot cost more than a charge may)."""
+
+    def documented(self, body: Mapping, required: bool) -> serializers.Field:
+        return _UnitPriceField(min_value=0, max_value=settings.CHARGE_MAX_AMOUNT, required=required,
+                               help_text=self.help_text)
+
+    def to_internal_value(self, data: Any) -> int:
+        price = super().to_internal_value(data)
+        maximum = policy.charge_max_amount(self.context["merchant"])
+        if price > maximum:
+            raise problem(f"Must be at most {maximum} cents, this account's maximum per charge.", "max_value")
+        return price
+
 
 class _ItemSerializer(StrictSerializer):
     doc_name = "Item"
 
-    title = StrictCharField(max_length=256)
-    quantity = StrictIntegerField(min_value=1)
-    unitPrice = StrictIntegerField(min_value=0, help_text="Cents.")
-    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    title = VisibleCharField(max_length=256)
+    quantity = StrictIntegerField(min_value=1, max_value=ITEM_QUANTITY_MAX)
+    unitPrice = _UnitPriceField(min_value=0, help_text="Cents; at most the account's maximum per charge.")
+    description = VisibleCharField(max_length=500, required=False, allow_blank=True)
 
     class Meta:
         list_serializer_class = _ItemListSerializer
@@ -227,7 +259,7 @@ class _BoletoSerializer(OnlyWithItsMethod, StrictSerializer):
     doc_name = "BoletoOptions"
 
     dueDate = DueDateField(required=False)
-    instructions = StrictCharField(max_length=255, required=False, allow_blank=True)
+    instructions = VisibleCharField(max_length=255, required=False, allow_blank=True)
 
 
 class PayinRequestSerializer(StrictSerializer):
@@ -244,7 +276,7 @@ class PayinRequestSerializer(StrictSerializer):
     items = _ItemSerializer(many=True, min_length=1, max_length=100)
     pix = _PixSerializer(required=False)
     boleto = _BoletoSerializer(required=False)
-    description = StrictCharField(max_length=140, required=False, allow_blank=True, help_text="Shown to the payer.")
+    description = VisibleCharField(max_length=140, required=False, allow_blank=True, help_text="Shown to the payer.")
     metadata = MetadataField(required=False)
 
 

@@ -72,6 +72,10 @@ MEANINGS: dict[str, str] = {
                        "password or a current code, given within 5 minutes (not an API error).",
     "email_taken": "Dashboard sign-up: an account with this e-mail exists (not an API error).",
     "reason_required": "Admin: a KYC rejection needs a reason (not an API error).",
+    "items_total_mismatch": "The items' quantity × unitPrice do not add up to amount; the detail's message gives both "
+                            "figures.",
+    "invisible_characters_not_allowed": "Every problem of the request is text a payer reads with an invisible, "
+                                        "direction-changing or control character; `details` names each field.",
 }
 
 # details[].code of validation errors: the field-level problems, by field rule.
@@ -106,6 +110,12 @@ DETAIL_CODES: dict[str, str] = {
     "unavailable": "GET /health: the database or the broker named in `param` does not answer (with 503).",
     "invalid_pix_key": "The Pix key does not fit its pixKeyType.",
     "invalid_metadata": "metadata breaks its limits (20 keys, keys 1 to 40, string values up to 500).",
+    "items_total_mismatch": "On `items`: the items add up to another amount than `amount` (both figures in the "
+                            "message).",
+    "invisible_characters_not_allowed": "Text a payer reads (description, items, customer name and address, boleto "
+                                        "instructions) has an invisible, direction-changing or control character "
+                                        "(U+202A-202E, U+2066-2069, U+200B-200F, U+FEFF, C0 and C1 controls...); the "
+                                        "message names it and its position.",
     "invalid_limit / invalid_cursor / invalid_object_id": "A list parameter that this API did not write or that is "
                                                           "out of range.",
 }

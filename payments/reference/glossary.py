@@ -25,7 +25,8 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
     "netAmount": ("amount minus fee, integer cents: what the balance is credited when the charge is paid.", 9901),
     "refundedAmount": ("Cents refunded so far (refunds pending included).", 0),
     "referenceId": ("Your own id for the object (an order id), 1 to 64 of letters, digits and . _ : -.", "order-1234"),
-    "description": ("Free text, at most 140 characters; for a charge it is shown to the payer.", "Order 1234"),
+    "description": ("Free text, at most 140 characters; for a charge it is shown to the payer (so no invisible or "
+                    "control characters).", "Order 1234"),
     "metadata": ("Your own key-value pairs: at most 20 keys of 1 to 40 characters, string values of at most 500. "
                  "Echoed back and in webhooks.", {"orderId": "1234"}),
     "webhookUrl": ("Where this object's events are also sent (besides the endpoints registered in the dashboard): "
@@ -35,7 +36,7 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
     "isPhysicalProduct": ("true when goods are shipped: the customer's address and phone are then required.", False),
     "paymentMethod": ("PIX, CREDIT_CARD or BOLETO (uppercase).", "PIX"),
     "customer": ("The payer, echoed back as sent (normalized).", None),
-    "items": ("What is sold: 1 to 100 items.", None),
+    "items": ("What is sold: 1 to 100 items, whose quantity × unitPrice add up to amount exactly.", None),
     "card": ("The card: a token from an earlier charge, or the card's data.", None),
     "pix": ("PIX options (PIX only).", None),
     "boleto": ("BOLETO options (BOLETO only).", None),
@@ -51,8 +52,8 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
     "city": ("City, at most 80 characters.", "São Paulo"),
     "state": ("One of the 27 UF codes.", "SP"),
     "title": ("The item's name, 1 to 256 characters.", "Caneca"),
-    "quantity": ("How many, an integer of at least 1.", 1),
-    "unitPrice": ("Price of one unit, integer cents, 0 or more.", 10000),
+    "quantity": ("How many, an integer from 1 to 1,000,000.", 1),
+    "unitPrice": ("Price of one unit, integer cents, from 0 to the account's maximum per charge.", 10000),
     "holderName": ("The cardholder's name as printed on the card, 2 to 100 characters.", "ANA SOUZA"),
     "expirationMonth": ("Expiry month, two digits 01 to 12.", "12"),
     "expirationYear": ("Expiry year, YYYY (YY is accepted in requests); not in the past.", "2030"),

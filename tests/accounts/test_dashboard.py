@@ -57,7 +57,7 @@ def test_signup_shows_errors_beside_fields(client):
     response = client.post("/dashboard/signup/", {"name": "X", "email": "taken@example.com",
                                                   "password": "short", "password_confirm": "other"})
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert response.context["form"].errors == {
         "email": ["An account with this email already exists. Log in instead?"],
         "password_confirm": ["The passwords do not match."],
@@ -144,7 +144,7 @@ def test_kyc_errors_are_shown_beside_fields(logged_in, new_merchant):
 
     response = logged_in.post("/dashboard/kyc/", {**form, "document_file": kyc_file("x.exe", "application/x-msdos")})
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert set(response.context["form"].errors) == {"document", "zip_code", "phone", "state", "document_file"}
     assert "This is not a valid CPF or CNPJ: check the digits." in response.content.decode()
     new_merchant.refresh_from_db()

@@ -36,7 +36,8 @@ def test_the_pix_floor_writes_the_charge_and_its_event_and_answers_with_the_obje
 
 @pytest.mark.ledger_unchecked  # the floor's ledger entries carry no running balance: it decides nothing
 def test_the_payout_floor_writes_the_payout_its_audit_entry_ledger_movement_and_event(api):
-    funding = api.post("/payin", {**pix_body(), "amount": 10_000}, format="json").json()
+    items = [{"title": "Saldo", "quantity": 1, "unitPrice": 10_000}]
+    funding = api.post("/payin", {**pix_body(), "amount": 10_000, "items": items}, format="json").json()
     assert api.post(f"/sandbox/payin/{funding['id']}/simulate", {"action": "pay"}, format="json").status_code == 200
 
     real_rows, real = _post(api, "/payout", payout_body())

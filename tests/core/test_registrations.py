@@ -25,7 +25,7 @@ def test_an_api_view_whose_post_is_not_idempotent_is_refused():
 def test_the_apps_error_kinds_are_registered():
     assert set(errors._SINGLE_KIND_ERRORS) == {
         "unknown_field", "amount_too_small", "amount_too_large", "live_card_in_test_mode", "payout_limit_exceeded",
-        "beneficiary_mismatch", "invalid_webhook_url"}
+        "beneficiary_mismatch", "invalid_webhook_url", "items_total_mismatch", "invisible_characters_not_allowed"}
     assert errors.validation_error([{"param": "amount", "code": "amount_too_small", "message": "x"}]).code == (
         "amount_too_small")
 

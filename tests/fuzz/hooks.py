@@ -212,6 +212,25 @@ def _repair_payin(case: schemathesis.Case, body: dict) -> None:
         _due_date(body["boleto"])
     _webhook_url(case, body, positive=True)
     _metadata(body)
+    _items_total(body)
+
+
+def _items_total(body: dict) -> None:
+    """Items that add up to the amount (ADR 0077), which no JSON schema can say: the first item takes what the others
+    leave (one unit of it), or, when the others pass the amount, the whole amount, the others becoming free."""
+    amount, items = body.get("amount"), body.get("items")
+    if not (isinstance(amount, int) and not isinstance(amount, bool) and amount > 0 and isinstance(items, list)
+            and items and all(isinstance(item, dict) for item in items)):
+        return
+    others = items[1:]
+    if not all(isinstance(item.get(name), int) for item in others for name in ("quantity", "unitPrice")):
+        return
+    rest = sum(item["quantity"] * item["unitPrice"] for item in others)
+    if rest > amount:
+        for item in others:
+            item["unitPrice"] = 0
+        rest = 0
+    items[0]["quantity"], items[0]["unitPrice"] = 1, amount - rest
 
 
 def _repair_payout(case: schemathesis.Case, body: dict) -> None:

@@ -324,7 +324,7 @@ def render(client, shop, name: str, headers: dict) -> str:
         form = {"legal_name": "Loja Exemplo LTDA", "trading_name": "Loja Exemplo", "document": "123",
                 "street": "Av", "number": "1", "city": "X", "state": "SP", "zip_code": "1", "phone": "1"}
         if where == "kyc-form":  # the form with our errors beside its fields
-            return _ok(client.post("/dashboard/kyc/", form, **headers))
+            return _ok(client.post("/dashboard/kyc/", form, **headers), status=400)
         form.update(document="12.ABC.345/01DE-35", street="Av. Paulista", number="1000", city="São Paulo",
                     zip_code="01310-100", phone="+55 11 98765-4321",
                     document_file=SimpleUploadedFile("c.pdf", b"%PDF-1.4", content_type="application/pdf"))
@@ -382,7 +382,7 @@ def render(client, shop, name: str, headers: dict) -> str:
     if where == "signup-errors":
         client.logout()
         return _ok(client.post("/dashboard/signup/", {"name": "Loja da Ana", "email": "", "password": "a-long-one-1",
-                                                      "password_confirm": "another-one-2"}, **headers))
+                                                      "password_confirm": "another-one-2"}, **headers), status=400)
     return _ok(client.get(where, **headers), status=status)
 
 

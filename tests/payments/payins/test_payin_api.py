@@ -23,7 +23,7 @@ from integrations.models import IdempotencyKey
 from payments.formats import boleto, pix
 from payments.management.commands.ledger_check import Command as LedgerCheck
 from payments.models import CardToken, LedgerEntry, LedgerTransaction, Payin
-from tests.factories import ApiKeyFactory, MerchantFactory
+from tests.factories import ApiKeyFactory, MerchantFactory, items_totalling
 from tests.payments.helpers import ISO_MS_Z, UUID, envelope, events_of, statement
 from webhooks.models import Event
 
@@ -74,6 +74,8 @@ def payin_body(method: str = "PIX", **fields) -> dict:
     if method == "CREDIT_CARD":
         body["card"] = dict(CARD_IN)
     body.update(fields)
+    if "items" not in fields:
+        body["items"] = items_totalling(body["amount"])
     return body
 
 
@@ -173,7 +175,7 @@ def expected_charge(got: dict, *, method: str, amount: int, fee: int, status: st
     return {
         "id": got["id"], "status": status, "amount": amount, "fee": fee, "netAmount": amount - fee, "currency": "BRL",
         "paymentMethod": method, "referenceId": reference_id, "livemode": livemode, "description": "",
-        "metadata": {}, "customer": customer_out(method), "items": ITEMS, "refundedAmount": refunded,
+        "metadata": {}, "customer": customer_out(method), "items": items_totalling(amount), "refundedAmount": refunded,
         "paymentUrl": f"{settings.PUBLIC_BASE_URL}/pay/{page.group(1)}", "createdAt": got["createdAt"],
         "updatedAt": got["updatedAt"], "paidAt": got["paidAt"] if paid else None,
         "failureCode": failure[0] if failure else None, "failureMessage": failure[1] if failure else None,
@@ -262,7 +264,7 @@ def test_pix_charge_whole_body_qrcode_and_expiration(db, api_client_for, clock, 
     assert got == {
         "id": got["id"], "status": "PENDING", "amount": 10050, "fee": 99, "netAmount": 9951, "currency": "BRL",
         "paymentMethod": "PIX", "referenceId": "order-42", "livemode": False, "description": "Pedido 42",
-        "metadata": {"order": "42"}, "customer": CUSTOMER_OUT, "items": ITEMS, "refundedAmount": 0,
+        "metadata": {"order": "42"}, "customer": CUSTOMER_OUT, "items": items_totalling(10050), "refundedAmount": 0,
         "paymentUrl": f"https://pay.example.com/pay/{token}",
         "createdAt": "2025-11-21T01:30:15.123Z", "updatedAt": "2025-11-21T01:30:15.123Z", "paidAt": None,
         "failureCode": None, "failureMessage": None,
@@ -357,7 +359,7 @@ def test_boleto_charge_whole_body_barcode_and_default_due_date(api, clock):
     assert got == {
         "id": got["id"], "status": "PENDING", "amount": 12345, "fee": 349, "netAmount": 11996, "currency": "BRL",
         "paymentMethod": "BOLETO", "referenceId": "order-7", "livemode": False, "description": "", "metadata": {},
-        "customer": customer_out("BOLETO"), "items": ITEMS, "refundedAmount": 0,
+        "customer": customer_out("BOLETO"), "items": items_totalling(12345), "refundedAmount": 0,
         "paymentUrl": f"{settings.PUBLIC_BASE_URL}/pay/{page.group(1)}",
         "createdAt": "2025-11-21T01:30:15.123Z", "updatedAt": "2025-11-21T01:30:15.123Z", "paidAt": None,
         "failureCode": None, "failureMessage": None,
@@ -407,7 +409,7 @@ def test_credit_card_paid_whole_body_event_ledger_and_no_pan(api, merchant):
     assert got == {
         "id": got["id"], "status": "PAID", "amount": 10000, "fee": 438, "netAmount": 9562, "currency": "BRL",
         "paymentMethod": "CREDIT_CARD", "referenceId": "order-1", "livemode": False, "description": "",
-        "metadata": {}, "customer": CUSTOMER_OUT, "items": ITEMS, "refundedAmount": 0,
+        "metadata": {}, "customer": CUSTOMER_OUT, "items": items_totalling(10000), "refundedAmount": 0,
         "paymentUrl": f"{settings.PUBLIC_BASE_URL}/pay/{page.group(1)}", "createdAt": got["createdAt"],
         "updatedAt": got["updatedAt"], "paidAt": got["paidAt"], "failureCode": None, "failureMessage": None,
         "card": {"brand": "visa", "bin": "411111", "last4": "1111", "holderName": "ANA SOUZA",

@@ -12,8 +12,14 @@ from rest_framework import serializers
 from core.errors import DomainError, as_domain_error, error_body
 from payments.fields import METADATA_KEY_MAX_LENGTH, METADATA_VALUE_MAX_LENGTH
 from payments.models import CardToken
-from payments.payins.validation import BOLETO_DUE_DAYS_MAX, MIN_AMOUNT, PayinRequestSerializer, payin_request_validate
-from tests.factories import MerchantFactory
+from payments.payins.validation import (
+    BOLETO_DUE_DAYS_MAX,
+    ITEM_QUANTITY_MAX,
+    MIN_AMOUNT,
+    PayinRequestSerializer,
+    payin_request_validate,
+)
+from tests.factories import MerchantFactory, items_totalling
 
 TODAY = date(2026, 11, 20)
 MISSING = object()
@@ -52,6 +58,8 @@ def payin_body(method: str = "PIX", changes: dict | None = None) -> dict:
             target[int(last)] = value
         else:
             target[last] = value
+    if not any(path == "items" or path.startswith("items.") for path in changes or {}) and "amount" in (changes or {}):
+        body["items"] = items_totalling(body.get("amount"))  # the items add up to the amount unless under test
     return body
 
 
@@ -91,7 +99,7 @@ def test_pix_minimal_body_normalized_with_defaults(merchant):
 
 def test_boleto_full_body_normalized(merchant):
     body = payin_body("BOLETO", {
-        "amount": 500, "referenceId": "A-z_0.9:x", "payerIp": "2001:DB8:0:0::1", "isPhysicalProduct": True,
+        "amount": 5000, "referenceId": "A-z_0.9:x", "payerIp": "2001:DB8:0:0::1", "isPhysicalProduct": True,
         "webhookUrl": "https://hooks.example.com/payin?x=1", "description": "Pedido 1", "metadata": {"order": "1"},
         "customer.document": "12.abc.345/01de-35", "customer.phone": "+55 (11) 98765-4321",
         "customer.address.zipCode": "01310100", "customer.address.state": "sp",
@@ -102,7 +110,7 @@ def test_boleto_full_body_normalized(merchant):
     result = validate(body, merchant)
 
     assert result == {
-        "payment_method": "BOLETO", "amount": 500, "reference_id": "A-z_0.9:x", "payer_ip": "2001:db8::1",
+        "payment_method": "BOLETO", "amount": 5000, "reference_id": "A-z_0.9:x", "payer_ip": "2001:db8::1",
         "is_physical_product": True, "webhook_url": "https://hooks.example.com/payin?x=1",
         "description": "Pedido 1", "metadata": {"order": "1"},
         "customer": {"name": "Ana Souza", "document": "12ABC34501DE35", "email": "ana@example.com",
@@ -186,11 +194,11 @@ SHAPES = {  # name: (method, changes, what the result holds)
         "amount": 12_345, "description": "Pedido 1", "metadata": {"order": "1", "canal": "loja"},
         "pix": {"expiresIn": 600}, "customer.document": "11.222.333/0001-81", "customer.phone": "+55 (11) 98765-4321",
         "items": [*ITEMS, {"title": "Brinde", "quantity": 1, "unitPrice": 0, "description": "Azul"},
-                  {"title": "Frete", "quantity": 1, "unitPrice": 1500, "description": ""}],
+                  {"title": "Frete", "quantity": 1, "unitPrice": 7345, "description": ""}],
     }, {"amount": 12_345, "pix_expires_in": 600, "metadata": {"order": "1", "canal": "loja"},
         "customer": {**CUSTOMER, "document": "11222333000181", "phone": "5511987654321", "address": None},
         "items": [*ITEMS, {"title": "Brinde", "quantity": 1, "unitPrice": 0, "description": "Azul"},
-                  {"title": "Frete", "quantity": 1, "unitPrice": 1500, "description": ""}]}),
+                  {"title": "Frete", "quantity": 1, "unitPrice": 7345, "description": ""}]}),
     "pix for a physical product": ("PIX", {
         "isPhysicalProduct": True, "customer.phone": "(11) 3333-4444",
         "customer.address": {**ADDRESS, "complement": "Apto 5"},
@@ -199,7 +207,8 @@ SHAPES = {  # name: (method, changes, what the result holds)
                      "address": {**ADDRESS, "complement": "Apto 5", "zipCode": "01310100"}}}),
     "pix at the limits": ("PIX", {
         "amount": 100, "referenceId": "ORD.2026:11_20-1" + "x" * 48, "description": "x" * 140, "pix": {},
-        "items": [{"title": "x" * 256, "quantity": 1, "unitPrice": 0, "description": "d" * 500}] * 3,
+        "items": [{"title": "x" * 256, "quantity": ITEM_QUANTITY_MAX, "unitPrice": 0, "description": "d" * 500}] * 2
+        + [{"title": "x" * 256, "quantity": 1, "unitPrice": 100, "description": "d" * 500}],
     }, {"amount": 100, "reference_id": "ORD.2026:11_20-1" + "x" * 48, "description": "x" * 140,
         "pix_expires_in": 3600}),
     "boleto due today": ("BOLETO", {"boleto": {"dueDate": TODAY.isoformat()}}, {"boleto_due_date": TODAY}),
@@ -534,7 +543,7 @@ def test_items_count_bounds(merchant, count, expected):
 
 
 def test_one_hundred_items_are_accepted(merchant):
-    assert len(validate(payin_body("PIX", {"items": ITEMS * 100}), merchant)["items"]) == 100
+    assert len(validate(payin_body("PIX", {"amount": 500_000, "items": ITEMS * 100}), merchant)["items"]) == 100
 
 
 @pytest.mark.parametrize(("path", "value", "code"), [
@@ -551,8 +560,8 @@ def test_bad_item_fields_name_their_index(merchant, path, value, code):
 
 
 def test_item_bounds_accepted_and_description_echoed_only_when_sent(merchant):
-    items = [{"title": "x" * 256, "quantity": 1, "unitPrice": 0, "description": "d" * 500},
-             {"title": "Brinde", "quantity": 1, "unitPrice": 0}]
+    items = [{"title": "x" * 256, "quantity": ITEM_QUANTITY_MAX, "unitPrice": 0, "description": "d" * 500},
+             {"title": "Brinde", "quantity": 1, "unitPrice": 5000}]
 
     assert validate(payin_body("PIX", {"items": items}), merchant)["items"] == items
 
