@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from accounts.management.commands.runlocal import local_environment
+from accounts.management.commands.runlocal import local_environment, public_base_url
 
 
 def test_the_local_environment_writes_e_mails_to_a_folder_under_local_dir(tmp_path):
@@ -59,3 +59,11 @@ def test_beat_is_at_warning_in_every_setup():
     assert not logging.getLogger("celery.beat").isEnabledFor(logging.INFO)
     assert logging.getLogger("celery.beat").isEnabledFor(logging.WARNING)
     assert Path(settings.BASE_DIR, ".env.example").read_text().count("WORKER_TASK_LOG_LEVEL=") == 1
+
+
+def test_a_tunnels_public_url_is_kept_so_that_efi_can_notify_a_laptop():
+    """Issue 37, item 20: `make run` replaced PUBLIC_BASE_URL with http://127.0.0.1:8000, so a laptop behind an https
+    tunnel could not register a notification URL Efí would call."""
+    assert public_base_url({}, host="127.0.0.1", port="8000") == "http://127.0.0.1:8000"
+    assert public_base_url({"PUBLIC_BASE_URL": "https://quiet-fox.trycloudflare.com"}, host="127.0.0.1",
+                           port="8000") == "https://quiet-fox.trycloudflare.com"

@@ -42,6 +42,12 @@ def local_environment(environ: Mapping[str, str], *, local_dir: Path) -> tuple[d
     return environment, mail_dir
 
 
+def public_base_url(environ: Mapping[str, str], *, host: str, port: str) -> str:
+    """The URL payers and the bank reach: this machine, unless PUBLIC_BASE_URL names a public https tunnel to it
+    (docs/going-live.md: Efí notifies only https URLs)."""
+    return environ.get("PUBLIC_BASE_URL") or f"http://{host}:{port}"
+
+
 class Command(BaseCommand):
     help = "Migrate, seed the demo merchant, and run the web server, a Celery worker and the scheduler together."
 
@@ -61,7 +67,8 @@ class Command(BaseCommand):
         # emptied of the files of earlier runs.
         metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or str(Path(settings.LOCAL_DIR) / "metrics")
         metrics_dir_clean(metrics_dir)
-        environment = {**local, "PUBLIC_BASE_URL": f"http://{host}:{port}", "PROMETHEUS_MULTIPROC_DIR": metrics_dir}
+        public = public_base_url(os.environ, host=host, port=port)
+        environment = {**local, "PUBLIC_BASE_URL": public, "PROMETHEUS_MULTIPROC_DIR": metrics_dir}
         commands = [
             [python, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "INFO", "--pool", "threads",
              "--concurrency", "8"],
@@ -83,6 +90,7 @@ Pagamentos is running (web, Celery worker and scheduler on PostgreSQL and Redis:
               secret {demo['secretKey']}
   Try it:     curl -u {demo['publicKey']}:{demo['secretKey']} {base}/account
   E-mails:    {mails}
+  Public URL: {public} (PUBLIC_BASE_URL: the payment pages' links, and where Efí notifies)
 Local mode allows webhooks to http:// and private addresses (WEBHOOKS_ALLOW_HTTP, WEBHOOKS_ALLOW_PRIVATE_TARGETS).
 Press Ctrl-C to stop.
 """))
