@@ -15,6 +15,15 @@ worker_class = "sync"
 # set WEB_CONCURRENCY there).
 workers = int(os.environ.get("WEB_CONCURRENCY") or len(os.sched_getaffinity(0)) + 1)
 
+# The access log (the unit's `--access-logfile -`) in the combined format, but for what could hold a credential:
+# the path is the one the application logs (core.logging.ACCESS_LOG_PATH: `/pay/<token>`,
+# `/rails/efi/webhook/<secret>`), never the request line, whose path and query carry the payer's token and the rail's
+# notification secret; no Referer (a payer's page is the Referer of its own status polls); no user (HTTP Basic's user
+# is a public key, or a secret sent in its place). The request id ends the line, to find the application's lines. A
+# request the application never saw logs "-" for its path.
+access_log_format = ('%(h)s - - %(t)s "%(m)s %({pagamentos.log_path}e)s %(H)s" %(s)s %(b)s "-" "%(a)s" '
+                     '%({x-request-id}o)s')
+
 
 def post_worker_init(worker) -> None:
     """Once the worker has loaded the application, its objects (modules, settings, models, URL patterns: some

@@ -3,13 +3,14 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 from django.contrib.auth import password_validation
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
 from django.utils.translation import gettext_lazy as _
 
-from accounts import throttle
+from accounts import reauth, throttle, twofactor
 from accounts.models import Role, User
 from accounts.services import KycData
 from core.formats import contact, documents
+from core.forms import day_field
 from core.requests import client_ip
 
 KYC_DOCUMENT_TYPES = {"application/pdf", "image/png", "image/jpeg"}
@@ -145,6 +146,59 @@ class CodeForm(forms.Form):
         widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "autofocus": True, "inputmode": "text"}))
 
 
+class ProofForm(forms.Form):
+    """The proof a change to one's own sign-in asks for (accounts.reauth): the password, or a current code from the
+    authenticator app for a person who has one. Not needed again within five minutes of the last proof."""
+
+    password = forms.CharField(label=_("Your password"), required=False, strip=False,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+    code = forms.CharField(label=_("Or the code your app shows now"), required=False, max_length=20,
+                           help_text=_("A recovery code works too. After you confirm, neither is asked again for 5 "
+                                       "minutes."),
+                           widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "text"}))
+
+    def __init__(self, *args, request, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.request = request
+        self.retry_after: int | None = None
+        if not twofactor.user_has_second_factor(request.user):
+            del self.fields["code"]
+            self.fields["password"].help_text = _("After you confirm, it is not asked again for 5 minutes.")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.errors:
+            return data  # the change itself is wrong: no proof attempt is spent on it
+        password, code = data.get("password") or "", data.get("code") or ""
+        try:
+            reauth.reauth_check(self.request, user=self.request.user, password=password, code=code)
+        except reauth.ProofThrottled as error:
+            self.retry_after = error.retry_after
+            raise forms.ValidationError(error.message, code="throttled") from None
+        except reauth.ProofRefused:
+            if "code" not in self.fields:
+                self.add_error("password", _("That is not your password."))
+            else:
+                self.add_error("code" if code and not password else "password" if password and not code else None,
+                               reauth.ProofRefused.message)
+        except reauth.ProofRequired as error:
+            if "code" not in self.fields:
+                self.add_error("password", _("Enter your password to confirm it is you."))
+            else:
+                raise forms.ValidationError(error.message, code=error.code) from None
+        return data
+
+
+class PasswordChangeProofForm(ProofForm, SetPasswordForm):
+    """A new password, after the proof (the current password, or a current code)."""
+
+    field_order = ["password", "code", "new_password1", "new_password2"]
+
+    def __init__(self, user, *args, request, **kwargs):
+        super().__init__(user, *args, request=request, **kwargs)
+        self.fields["password"].label = _("Current password")
+
+
 def _role_choices(include_owner: bool = False) -> list[tuple[str, str]]:
     choices = [(Role.ADMIN, _("Admin")), (Role.DEVELOPER, _("Developer")), (Role.FINANCE, _("Finance")),
                (Role.VIEWER, _("Viewer"))]
@@ -187,8 +241,8 @@ class AcceptInvitationForm(forms.Form):
 class AuditFilterForm(forms.Form):
     member = forms.TypedChoiceField(label=_("Member"), required=False, coerce=int, empty_value=None)
     action = forms.ChoiceField(label=_("Action"), required=False)
-    since = forms.DateField(label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    since = day_field(_("From"))
+    until = day_field(_("To"))
 
     def __init__(self, *args, members: list, actions: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)

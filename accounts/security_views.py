@@ -14,16 +14,16 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
 
-from accounts import throttle, twofactor, usersessions
+from accounts import reauth, throttle, twofactor, usersessions
 from accounts.access import SESSION_MERCHANT
 from accounts.audit import audit_record_for_user
-from accounts.forms import CodeForm
+from accounts.forms import CodeForm, ProofForm
 from accounts.members import membership_of
 from accounts.models import AccountEvent, TotpDevice, User
 from accounts.views import SECOND_STEP, sign_in_complete
 from core.errors import DomainError
+from core.http import post_only
 from core.requests import client_ip
 
 SECOND_STEP_SECONDS = 5 * 60  # a right password waits this long for its code
@@ -51,7 +51,7 @@ def login_verify(request: HttpRequest) -> HttpResponse:
         wait = throttle.second_factor_attempt(user_id=user.pk, ip=ip)
         method = None if wait else twofactor.second_factor_verify(request, user=user, code=form.cleaned_data["code"])
         if method:
-            throttle.second_factor_succeeded(user_id=user.pk)
+            throttle.second_factor_succeeded(user_id=user.pk, ip=ip)
             request.session.pop(SECOND_STEP, None)
             login(request, user, backend=pending["backend"])
             sign_in_complete(request, user, method=method)
@@ -82,16 +82,34 @@ def _security_context(request: HttpRequest, **extra) -> dict:
     device = TotpDevice.objects.filter(user=user).first()
     enabled = device is not None and device.confirmed_at is not None
     context = {
-        "enabled": enabled, "form": CodeForm(), "sessions": usersessions.session_list(user=user),
-        "current_session": request.session.session_key,
+        "enabled": enabled, "form": CodeForm(),
+        "sessions": usersessions.session_list(user=user, current_key=request.session.session_key),
         "recovery_left": twofactor.recovery_codes_left(user=user) if enabled else 0,
+        "proof_fresh": reauth.reauth_fresh(request),
     }
+    if enabled:
+        context.update(recovery_form=_proof_form(request, "recovery"), disable_form=_proof_form(request, "disable"))
     # The base template shows the merchant's navigation when the user has one.
     membership = membership_of(user=user, merchant_id=request.session.get(SESSION_MERCHANT))
     if membership is not None:
         request.merchant, request.membership, request.role = membership.merchant, membership, membership.role
         request.livemode = request.session.get("livemode", False)
     return {**context, **extra}
+
+
+def _proof_form(request: HttpRequest, name: str, data=None) -> ProofForm:
+    """The proof form of one of the Security page's changes; ids of its own, as two of them share the page."""
+    return ProofForm(data, request=request, auto_id=f"id_{name}_%s")
+
+
+def _proof_refused(request: HttpRequest, name: str, form: ProofForm) -> HttpResponse:
+    """The Security page again, the refused form showing why: 400, or 429 while the throttle holds."""
+    status = 429 if form.retry_after else 400
+    response = render(request, "accounts/security.html", _security_context(request, **{f"{name}_form": form}),
+                      status=status)
+    if form.retry_after:
+        response["Retry-After"] = str(form.retry_after)
+    return response
 
 
 @never_cache
@@ -106,7 +124,7 @@ def security(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def two_factor_enable(request: HttpRequest) -> HttpResponse:
     form = CodeForm(request.POST)
@@ -129,39 +147,44 @@ def two_factor_enable(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def two_factor_disable(request: HttpRequest) -> HttpResponse:
-    form = CodeForm(request.POST)
-    if form.is_valid():
-        try:
-            twofactor.totp_disable(request, user=request.user, code=form.cleaned_data["code"])
-        except DomainError as error:
-            messages.error(request, error.message)
-        else:
-            messages.success(request, gettext("Two-factor sign-in is off."))
+    """Turn two-factor sign-in off: it takes the password or a current code (accounts.reauth), throttled as the
+    sign-in's second step is."""
+    if not twofactor.user_has_second_factor(request.user):
+        return redirect("dashboard:security")
+    form = _proof_form(request, "disable", request.POST)
+    if not form.is_valid():
+        return _proof_refused(request, "disable", form)
+    twofactor.totp_disable(request, user=request.user)
+    messages.success(request, gettext("Two-factor sign-in is off."))
     return redirect("dashboard:security")
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def recovery_codes_new(request: HttpRequest) -> HttpResponse:
+    """New recovery codes: they take the password or a current code (accounts.reauth), as turning it off does."""
     if not twofactor.user_has_second_factor(request.user):
         return redirect("dashboard:security")
+    form = _proof_form(request, "recovery", request.POST)
+    if not form.is_valid():
+        return _proof_refused(request, "recovery", form)
     codes = twofactor.recovery_codes_regenerate(request, user=request.user)
     messages.success(request, gettext("New recovery codes: the old ones no longer work."))
     return render(request, "accounts/security.html", _security_context(request, recovery_codes=codes))
 
 
-@require_POST
+@post_only("dashboard:security")
 @login_required
 def session_end(request: HttpRequest) -> HttpResponse:
     """End one session (`session`), or every other one (`all`)."""
     if request.POST.get("all"):
         ended = usersessions.sessions_end_all(user=request.user, keep=request.session.session_key)
     else:
-        ended = int(usersessions.session_end(user=request.user, session_key=request.POST.get("session", "")))
+        ended = int(usersessions.session_end(user=request.user, session_id=request.POST.get("session", "")))
     if ended:
         audit_record_for_user(request, user=request.user, action=AccountEvent.Action.SESSION_ENDED,
                               details={"sessions": ended})

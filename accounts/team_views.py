@@ -3,7 +3,6 @@ switcher for people in several teams, and the audit log (owners and admins) with
 
 from __future__ import annotations
 
-import csv
 import datetime
 
 from django.contrib import messages
@@ -15,16 +14,18 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext, pgettext_lazy
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
 
 from accounts import members, roles
 from accounts.access import SESSION_MERCHANT, permission_required, second_factor_required
 from accounts.audit import audit_list
 from accounts.forms import AcceptInvitationForm, AuditFilterForm, InviteForm, RoleForm
 from accounts.models import AccountEvent, Membership, User
+from accounts.twofactor import user_has_second_factor
 from accounts.views import sign_in_complete
+from core.csvexport import csv_response
 from core.dates import SAO_PAULO
 from core.errors import DomainError
+from core.http import post_only
 
 
 @permission_required(roles.MEMBERS)
@@ -37,7 +38,8 @@ def _members_page(request: HttpRequest, invite_form: InviteForm, *, status: int 
         "members": members.member_list(merchant=request.merchant),
         "invitations": members.invitation_list(merchant=request.merchant), "invite_form": invite_form,
         "role_form": RoleForm(), "can_manage": roles.role_allows(request.role, roles.MEMBERS),
-        "is_owner": roles.role_allows(request.role, roles.OWNERSHIP)}, status=status)
+        "is_owner": roles.role_allows(request.role, roles.OWNERSHIP),
+        "needs_second_factor": not user_has_second_factor(request.user)}, status=status)
 
 
 def _member_action(request: HttpRequest, action, done: str) -> HttpResponse:
@@ -52,11 +54,16 @@ def _member_action(request: HttpRequest, action, done: str) -> HttpResponse:
     return redirect("dashboard:members")
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
-@second_factor_required
 def member_invite(request: HttpRequest) -> HttpResponse:
     form = InviteForm(request.POST)
+    if not user_has_second_factor(request.user):
+        # Refused like every member change without a second factor, but on the page itself: what was typed stays in
+        # the form, beside the notice that links to Security.
+        form.add_error(None, gettext("Turn on two-factor sign-in in Security before inviting a member. What you "
+                                     "typed is kept below."))
+        return _members_page(request, form, status=403)
     if form.is_valid():
         try:
             members.invitation_create(request, merchant=request.merchant, email=form.cleaned_data["email"],
@@ -70,7 +77,7 @@ def member_invite(request: HttpRequest) -> HttpResponse:
     return _members_page(request, form, status=400)
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 @second_factor_required
 def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
@@ -83,7 +90,7 @@ def member_role(request: HttpRequest, member_id: int) -> HttpResponse:
         gettext("Role changed."))
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 @second_factor_required
 def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
@@ -92,7 +99,7 @@ def member_remove(request: HttpRequest, member_id: int) -> HttpResponse:
                           gettext("Member removed; their sessions have ended."))
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.OWNERSHIP)
 @second_factor_required
 def ownership_transfer(request: HttpRequest, member_id: int) -> HttpResponse:
@@ -101,7 +108,7 @@ def ownership_transfer(request: HttpRequest, member_id: int) -> HttpResponse:
                           gettext("Ownership transferred. You are now an admin."))
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.MEMBERS)
 def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
     members.invitation_revoke(request, merchant=request.merchant, invitation_id=invitation_id)
@@ -109,7 +116,7 @@ def invitation_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
     return redirect("dashboard:members")
 
 
-@require_POST
+@post_only("dashboard:members")
 @permission_required(roles.OWNERSHIP)
 @second_factor_required
 def require_two_factor(request: HttpRequest) -> HttpResponse:
@@ -119,7 +126,7 @@ def require_two_factor(request: HttpRequest) -> HttpResponse:
                           gettext("Saved."))
 
 
-@require_POST
+@post_only("dashboard:overview")
 @permission_required(roles.PERSONAL)
 def merchant_switch(request: HttpRequest) -> HttpResponse:
     """Choose which of the user's merchants the dashboard shows (only one they are a member of)."""
@@ -201,11 +208,6 @@ def audit_changes(before, after) -> list[str]:
     return lines
 
 
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 CSV_COLUMNS = ["created_at", "actor", "actor_key", "action", "obj_type", "obj_id", "before", "after", "reason",
                "ip", "user_agent"]
 
@@ -213,15 +215,6 @@ CSV_COLUMNS = ["created_at", "actor", "actor_key", "action", "obj_type", "obj_id
 @permission_required(roles.MEMBERS, read_permission=roles.MEMBERS)
 def audit_log_csv(request: HttpRequest) -> StreamingHttpResponse:
     _form, rows = _audit_rows(request)
-    writer = csv.writer(_Echo())
-
-    def lines():
-        yield writer.writerow(CSV_COLUMNS)
-        for e in rows.iterator(chunk_size=500):
-            yield writer.writerow([e.created_at.isoformat(), e.actor.email if e.actor else "", e.actor_key, e.action,
-                                   e.obj_type, e.obj_id, "" if e.before is None else e.before,
-                                   "" if e.after is None else e.after, e.reason, e.ip or "", e.user_agent])
-
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="audit-log.csv"'
-    return response
+    lines = ((e.created_at.isoformat(), e.actor.email if e.actor else "", e.actor_key, e.action, e.obj_type, e.obj_id,
+              e.before, e.after, e.reason, e.ip, e.user_agent) for e in rows.iterator(chunk_size=500))
+    return csv_response(header=CSV_COLUMNS, rows=lines, filename="audit-log.csv")

@@ -113,9 +113,15 @@ def second_factor_attempt(*, user_id: int, ip: str) -> int | None:
     return _attempt([(SECOND_FACTOR_PER_USER, f"user:{user_id}"), (SECOND_FACTOR_PER_IP, ip)])
 
 
-def second_factor_succeeded(*, user_id: int) -> None:
+def second_factor_succeeded(*, user_id: int, ip: str) -> None:
+    """A right code: the account's failures are forgotten, and the IP gets back the attempt counted before the check,
+    so only wrong codes count toward the IP's limit (an office signs many people in from one address)."""
     try:
         cache.delete(_count_key(SECOND_FACTOR_PER_USER, _subject(f"user:{user_id}")))
+        if ip:
+            cache.decr(_count_key(SECOND_FACTOR_PER_IP, _subject(ip)))
+    except ValueError:
+        pass  # the IP's window ended meanwhile
     except RedisError:
         logger.exception("throttle.unavailable")
 

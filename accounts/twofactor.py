@@ -55,9 +55,10 @@ def totp_uri(device: TotpDevice) -> str:
 
 
 def totp_qr_data_uri(device: TotpDevice) -> str:
-    """The provisioning URI as an SVG QR code in a data: URI (the Content-Security-Policy allows data: images)."""
-    svg = segno.make(totp_uri(device), error="m").svg_inline(scale=4)
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+    """The provisioning URI as an SVG QR code in a data: URI (the Content-Security-Policy allows data: images). An
+    SVG image needs its xmlns to render (segno's svg_inline, meant for inline <svg>, leaves it out), and a white
+    background with the quiet zone, so a phone's camera reads it on any page colour."""
+    return segno.make(totp_uri(device), error="m").svg_data_uri(scale=4, light="#fff")
 
 
 def _code_digest(user: User, code: str) -> str:
@@ -125,6 +126,8 @@ def recovery_codes_left(*, user: User) -> int:
 
 
 def recovery_codes_regenerate(request: HttpRequest | None, *, user: User) -> list[str]:
+    """Ten new recovery codes in place of the old ones. The caller has had the person prove it is them
+    (`accounts.reauth`): with a session alone, new codes would let a thief turn the second factor off."""
     with transaction.atomic():
         codes = _recovery_codes_new(user)
         audit_record_for_user(request, user=user, action=AccountEvent.Action.TWO_FACTOR_ENABLED,
@@ -133,10 +136,9 @@ def recovery_codes_regenerate(request: HttpRequest | None, *, user: User) -> lis
     return codes
 
 
-def totp_disable(request: HttpRequest | None, *, user: User, code: str) -> None:
-    """Turn two-factor sign-in off; it takes a current code (or a recovery code), not only the session."""
-    if second_factor_verify(request, user=user, code=code) is None:
-        raise InvalidCode(param="code")
+def totp_disable(request: HttpRequest | None, *, user: User) -> None:
+    """Turn two-factor sign-in off. The caller has had the person prove it is them (`accounts.reauth`): a session
+    alone is not enough."""
     with transaction.atomic():
         TotpDevice.objects.filter(user=user).delete()
         RecoveryCode.objects.filter(user=user).delete()

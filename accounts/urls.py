@@ -4,11 +4,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import security_views, team_views, views
+from core.http import post_only
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's LogoutView takes POST only; a GET of its URL (a bookmark, a switch going back) goes to the sign-in page.
+    path("logout/", post_only("dashboard:login")(auth_views.LogoutView.as_view()), name="logout"),
     path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
     path("password-reset/sent/", auth_views.PasswordResetDoneView.as_view(
         template_name="accounts/password_reset_done.html"), name="password_reset_done"),

@@ -2,11 +2,13 @@
 
 Django keeps the sessions; this keeps one row per signed-in session beside it, written at sign-in and touched at most
 once a minute by `SessionTrackingMiddleware`. Ending a session deletes Django's session (the browser is signed out at
-its next request) and the row."""
+its next request) and the row. Pages name a session by `session_public_id` (an HMAC of its key), never by the key:
+whoever reads a key can sign in as that session."""
 
 from __future__ import annotations
 
 import datetime
+import hmac
 import time
 from importlib import import_module
 
@@ -16,6 +18,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.dispatch import receiver
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from accounts.audit import request_origin
 from accounts.models import User, UserSession
@@ -52,12 +55,25 @@ def session_signed_in(sender, request: HttpRequest, user: User, **kwargs) -> Non
     request.session[SEEN_AT] = time.time()
 
 
-def session_list(*, user: User) -> list[UserSession]:
-    return list(UserSession.objects.filter(user=user).order_by("-last_seen"))
+def session_public_id(session_key: str) -> str:
+    """The opaque name of a session on pages and in forms: it tells nothing of the key, and only its user's own
+    request can end the session it names."""
+    return salted_hmac("accounts.usersessions.session_public_id", session_key).hexdigest()[:32]
 
 
-def session_end(*, user: User, session_key: str) -> bool:
-    row = UserSession.objects.filter(user=user, session_key=session_key).first()
+def session_list(*, user: User, current_key: str | None = None) -> list[UserSession]:
+    """The user's sessions, last seen first, each with its `public_id` and `is_current` (the session asking)."""
+    rows = list(UserSession.objects.filter(user=user).order_by("-last_seen"))
+    for row in rows:
+        row.public_id = session_public_id(row.session_key)
+        row.is_current = row.session_key == current_key
+    return rows
+
+
+def session_end(*, user: User, session_id: str) -> bool:
+    """End the user's session named `session_id` (its public id); False when no session of theirs has it."""
+    row = next((row for row in UserSession.objects.filter(user=user)
+                if hmac.compare_digest(session_public_id(row.session_key), session_id)), None)
     if row is None:
         return False
     _store(row.session_key).delete()

@@ -9,22 +9,21 @@ import time
 from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse_lazy
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse, reverse_lazy
 from django.utils.translation import gettext
-from django.views.decorators.http import require_POST
 
 from accounts import roles, services, throttle
 from accounts.access import SESSION_MERCHANT, permission_required
 from accounts.audit import audit_record, audit_record_for_user
-from accounts.forms import KycForm, LoginForm, SignupForm
+from accounts.forms import KycForm, LoginForm, PasswordChangeProofForm, SignupForm
 from accounts.models import AccountEvent, KycStatus, User
 from accounts.selectors import kyc_history
 from accounts.twofactor import user_has_second_factor
 from accounts.usersessions import sessions_end_all
 from core.errors import DomainError
+from core.http import post_only
 from core.requests import client_ip
 
 
@@ -129,12 +128,37 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         return redirect(self.get_success_url())
 
 
-@require_POST
+@post_only("dashboard:overview")
 @permission_required(roles.PERSONAL)
 def mode_switch(request: HttpRequest) -> HttpResponse:
     request.session["livemode"] = request.POST.get("mode") == "live"
-    next_url = request.POST.get("next", "")
-    return redirect(next_url if next_url.startswith("/dashboard/") else "dashboard:overview")
+    return redirect(page_in_either_mode(request.POST.get("next", "")))
+
+
+def page_in_either_mode(path: str) -> str:
+    """Where a mode switch lands: the page it was asked from when that page reads the same in both modes (a list,
+    Settings), else the nearest dashboard page above it: an object's page shows an object of one mode (the charge's
+    list then), and a form's URL has no page of its own (the page the form is on, the view's `back_to`)."""
+    if not path.startswith("/dashboard/"):
+        return reverse("dashboard:overview")
+    segments = path.strip("/").split("/")
+    while len(segments) > 1:
+        candidate = "/" + "/".join(segments) + "/"
+        segments.pop()
+        try:
+            match = resolve(candidate)
+        except Resolver404:
+            continue
+        if match.kwargs:
+            continue
+        back_to = getattr(match.func, "back_to", None)
+        if back_to is None:
+            return candidate
+        try:
+            return reverse(back_to)
+        except NoReverseMatch:
+            continue
+    return reverse("dashboard:overview")
 
 
 @permission_required(roles.SETTINGS)
@@ -160,14 +184,21 @@ def kyc(request: HttpRequest) -> HttpResponse:
 
 @permission_required(roles.PERSONAL)
 def account_settings(request: HttpRequest) -> HttpResponse:
-    """The account's email and merchant, and the password change. Allowed while suspended: a suspension may follow
-    a compromised account, whose owner must still be able to lock the intruder out."""
-    form = PasswordChangeForm(request.user, request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        services.password_change(user=request.user, password=form.cleaned_data["new_password1"], actor=request.user,
-                                 how="on the settings page")
-        update_session_auth_hash(request, request.user)  # this session stays; the user's other sessions end
-        sessions_end_all(user=request.user, keep=request.session.session_key)
-        messages.success(request, gettext("Password changed. Other devices where you were logged in are logged out."))
-        return redirect("dashboard:settings")
+    """The account's email and merchant, and the password change, which takes the current password or a current code
+    (accounts.reauth): a session alone may not change it. Allowed while suspended: a suspension may follow a
+    compromised account, whose owner must still be able to lock the intruder out."""
+    form = PasswordChangeProofForm(request.user, request.POST or None, request=request)
+    if request.method == "POST":
+        if form.is_valid():
+            services.password_change(user=request.user, password=form.cleaned_data["new_password1"],
+                                     actor=request.user, how="on the settings page")
+            update_session_auth_hash(request, request.user)  # this session stays; the user's other sessions end
+            sessions_end_all(user=request.user, keep=request.session.session_key)
+            messages.success(request, gettext("Password changed. Other devices where you were logged in are logged "
+                                              "out."))
+            return redirect("dashboard:settings")
+        response = render(request, "accounts/settings.html", {"form": form}, status=429 if form.retry_after else 400)
+        if form.retry_after:
+            response["Retry-After"] = str(form.retry_after)
+        return response
     return render(request, "accounts/settings.html", {"form": form})

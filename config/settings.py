@@ -209,6 +209,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"  # files browsers ask for at the root: /favicon.ico
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(LOCAL_DIR / "media"))
 MEDIA_URL = "/media/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -84,6 +84,17 @@ class InvalidApiKey(DomainError):
     message = "Invalid API key"
 
 
+class ApiKeyRevoked(DomainError):
+    """The right secret of a key pair that was revoked: told apart from a mistyped pair, so the integrator looks for
+    the new pair instead of for a typo. Only a request that proves the secret hears it (a guess stays
+    invalid_api_key)."""
+
+    status_code = 401
+    type = "authentication_error"
+    code = "api_key_revoked"
+    message = "This API key pair was revoked"
+
+
 class KycNotApproved(DomainError):
     status_code = 403
     type = "permission_error"
@@ -253,6 +264,6 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     if isinstance(error, InternalError) and not isinstance(exc, InternalError):
         logger.exception("api.unhandled_exception", extra={"exception_type": type(exc).__name__})
     headers = dict(error.headers)
-    if isinstance(error, AuthenticationRequired | InvalidApiKey):
+    if isinstance(error, AuthenticationRequired | InvalidApiKey | ApiKeyRevoked):
         headers.setdefault("WWW-Authenticate", 'Basic realm="api"')
     return Response(error_body(error), status=error.status_code, headers=headers)

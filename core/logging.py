@@ -13,12 +13,16 @@ request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id
 # Attributes every LogRecord has; anything else came in through `extra=` and belongs in the JSON line.
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "request_id"}
 
-# URL arguments that are credentials: the hosted page's token (the payer's only credential) and a password reset's
-# uid and token. A path that carries one is logged as its route, with each argument shown by name.
-CREDENTIAL_ARGUMENTS = frozenset({"token", "uidb64"})
+# URL arguments that are credentials: the hosted page's token (the payer's only credential), a password reset's
+# uid and token, and the secret of a rail's notification route (whoever knows it can make us ask the rail). A path
+# that carries one is logged as its route, with each argument shown by name.
+CREDENTIAL_ARGUMENTS = frozenset({"token", "uidb64", "secret"})
 # Where such a path starts; one that resolves to no route is logged as this prefix alone.
-CREDENTIAL_PREFIXES = ("/pay/", "/dashboard/password-reset/")
+CREDENTIAL_PREFIXES = ("/pay/", "/dashboard/password-reset/", "/rails/")
 _ROUTE_ARGUMENT = re.compile(r"<(?:\w+:)?(\w+)>")
+# The WSGI environ key where each request leaves its loggable path for the web server's access log: gunicorn.conf.py
+# prints `%({pagamentos.log_path}e)s` instead of the request line, which carries the credentials above (and a query).
+ACCESS_LOG_PATH = "pagamentos.log_path"
 
 
 def loggable_path(request: HttpRequest) -> str:

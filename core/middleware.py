@@ -21,7 +21,7 @@ from django.urls import Resolver404, resolve
 from django.utils import translation
 
 from core import errors as api
-from core.logging import loggable_path, request_id_var
+from core.logging import ACCESS_LOG_PATH, loggable_path, request_id_var
 
 logger = logging.getLogger("api.request")
 
@@ -58,8 +58,9 @@ class RequestIdMiddleware:
             response = self.get_response(request)
             response["X-Request-Id"] = request_id
             response["Api-Version"] = settings.API_VERSION
-            if logger.isEnabledFor(logging.INFO):  # off in production-like runs (LOG_LEVEL=WARNING): build nothing
-                path = loggable_path(request)  # never a credential the URL carries (the hosted page's token)
+            path = loggable_path(request)  # never a credential the URL carries (the hosted page's token)
+            request.META[ACCESS_LOG_PATH] = path  # the same path for the web server's access log (gunicorn.conf.py)
+            if logger.isEnabledFor(logging.INFO):  # off in production-like runs (LOG_LEVEL=WARNING)
                 logger.info("%s %s %s", request.method, path, response.status_code, extra={
                     "method": request.method, "path": path, "status": response.status_code,
                     "durationMs": round((time.perf_counter() - started) * 1000, 2),

@@ -6,13 +6,14 @@ import base64
 import binascii
 import logging
 import re
+from datetime import UTC
 from typing import NoReturn
 
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from core.errors import AccountSuspended, InvalidApiKey, KycNotApproved, RateLimited
+from core.errors import AccountSuspended, ApiKeyRevoked, InvalidApiKey, KycNotApproved, RateLimited
 from core.requests import client_ip, request_meta
 from integrations import authcache, keys, ratelimit
 from integrations.models import ApiKey
@@ -103,10 +104,15 @@ class ApiKeyAuthentication(BaseAuthentication):
             ratelimit.rate_count_release(gate)
             self._refuse_blocked(True, KEY_BLOCKED)
         api_key = self._verified_key(public_key, secret_key, gate)
-        if api_key is None:
-            logger.info("api.authentication_failed", extra={"public_key": public_key})
+        if api_key is None or api_key.revoked_at is not None:
+            logger.info("api.authentication_failed", extra={
+                "public_key": public_key, "reason": "unknown" if api_key is None else "revoked"})
             self._refuse_blocked(ratelimit.auth_failure_record(ip, public_key=public_key, rate_key=gate.rate_key))
-            raise InvalidApiKey()
+            if api_key is None:
+                raise InvalidApiKey()
+            revoked_at = api_key.revoked_at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            raise ApiKeyRevoked(f"This API key pair was revoked on {revoked_at}; use an active pair (dashboard: "
+                                "Integrations)")
         merchant = api_key.merchant
         # Before the merchant checks, so their 403s carry the RateLimit-* headers too.
         request.rate_limit = ratelimit.rate_limit_check(gate, limit=merchant.api_rate_limit or settings.API_RATE_LIMIT)
@@ -138,9 +144,10 @@ class ApiKeyAuthentication(BaseAuthentication):
                 ratelimit.version_ensure(public_key)
             elif api_key is not None:
                 authcache.put(api_key, version=gate.version)
-        # Compare against a digest even for an unknown key, so timing does not tell which public keys exist.
+        # Compare against a digest even for an unknown key, so timing does not tell which public keys exist. A revoked
+        # pair is returned (the caller refuses it, naming the revocation) only to a request that knows its secret.
         digest = api_key.secret_digest if api_key else "0" * 64
-        if not keys.secret_matches(secret_key, digest) or api_key is None or api_key.revoked_at is not None:
+        if not keys.secret_matches(secret_key, digest) or api_key is None:
             return None
         return api_key
 

@@ -12,7 +12,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required, second_factor_refusal
@@ -21,6 +20,7 @@ from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
 from core import pages
 from core.errors import DomainError
+from core.http import post_only
 from integrations import services
 from integrations.models import ApiKey
 
@@ -62,7 +62,7 @@ def integrations(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@post_only("dashboard:integrations")
 @permission_required(roles.INTEGRATIONS)
 def apikey_create_view(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
@@ -88,7 +88,7 @@ def apikey_create_view(request: HttpRequest) -> HttpResponse:
     return pages.page_render(request, PAGE, new_key=api_key, new_secret=secret_key)
 
 
-@require_POST
+@post_only("dashboard:integrations")
 @permission_required(roles.INTEGRATIONS)
 def apikey_revoke_view(request: HttpRequest, key_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):

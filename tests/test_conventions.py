@@ -52,3 +52,18 @@ def test_the_check_finds_what_it_forbids(tmp_path):
     assert faults(sample) == ["line 1: imports django.db.models.sql", "line 2: imports kombu.transport",
                               "line 3: imports django.db.models.base._something", "line 4: calls exec()",
                               "line 5: reads .vendor"]
+
+
+def literal_sql_modules() -> list[str]:
+    """The app modules that open a cursor of their own: where the code sends SQL it wrote."""
+    return [str(path.relative_to(ROOT)) for path in app_modules()
+            if any(isinstance(node, ast.Attribute) and node.attr == "cursor"
+                   for node in ast.walk(ast.parse(path.read_text(), filename=str(path))))]
+
+
+def test_every_module_that_speaks_literal_sql_is_in_the_register():
+    """Rule 2 (docs/decisions/0062): each literal statement is listed, with why and its figure, or it is not merged."""
+    register = (ROOT / "docs/decisions/0062-where-the-code-speaks-literal-sql.md").read_text()
+
+    assert "payments/payins/charge_insert.py" in literal_sql_modules()
+    assert [module for module in literal_sql_modules() if f"`{module}`" not in register] == []

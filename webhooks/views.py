@@ -9,7 +9,6 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
-from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required, second_factor_required
@@ -18,6 +17,7 @@ from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
 from core import pages
 from core.errors import DomainError
+from core.http import post_only
 from webhooks import selectors, services
 from webhooks.forms import EndpointForm
 from webhooks.models import Delivery, WebhookEndpoint
@@ -45,7 +45,7 @@ def _endpoint(request: HttpRequest, endpoint_id) -> WebhookEndpoint:
     return endpoint
 
 
-@require_POST
+@post_only("dashboard:integrations")
 @permission_required(roles.INTEGRATIONS)
 @second_factor_required
 def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
@@ -56,7 +56,7 @@ def signing_secret_reveal(request: HttpRequest) -> HttpResponse:
     return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
-@require_POST
+@post_only("dashboard:integrations")
 @permission_required(roles.INTEGRATIONS)
 @second_factor_required
 def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
@@ -70,7 +70,7 @@ def signing_secret_rotate(request: HttpRequest) -> HttpResponse:
     return pages.page_render(request, INTEGRATIONS_PAGE, revealed_signing_secret=secret)
 
 
-@require_POST
+@post_only("dashboard:integrations")
 @permission_required(roles.INTEGRATIONS)
 def endpoint_create(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
@@ -116,7 +116,7 @@ def endpoint_edit(request: HttpRequest, endpoint_id) -> HttpResponse:
     return render(request, "webhooks/endpoint_edit.html", {"endpoint": endpoint, "form": form})
 
 
-@require_POST
+@post_only("dashboard:endpoint_edit", keep=["endpoint_id"])
 @permission_required(roles.INTEGRATIONS)
 def endpoint_send_test(request: HttpRequest, endpoint_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):
@@ -149,7 +149,7 @@ def delivery_detail(request: HttpRequest, delivery_id) -> HttpResponse:
     })
 
 
-@require_POST
+@post_only("dashboard:delivery_detail", keep=["delivery_id"])
 @permission_required(roles.INTEGRATIONS)
 def delivery_resend(request: HttpRequest, delivery_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):

@@ -11,7 +11,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required, second_factor_required
@@ -19,6 +18,7 @@ from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
 from core.errors import DomainError, NotFound, ValidationFailed
+from core.http import post_only
 from payments.dashboard.forms import ChargeFilterForm, RefundForm, reais_text
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
 from payments.disputes.selectors import payin_disputes
@@ -110,7 +110,7 @@ def charge_detail(request: HttpRequest, payin_id) -> HttpResponse:
     return _charge_page(request, _payin_or_404(request, payin_id))
 
 
-@require_POST
+@post_only("dashboard:charge_detail", keep=["payin_id"])
 @permission_required(roles.MONEY)
 def charge_cancel(request: HttpRequest, payin_id) -> HttpResponse:
     if refusal := refuse_write(request):
@@ -128,7 +128,7 @@ def charge_cancel(request: HttpRequest, payin_id) -> HttpResponse:
     return redirect("dashboard:charge_detail", payin_id=payin.pk)
 
 
-@require_POST
+@post_only("dashboard:charge_detail", keep=["payin_id"])
 @permission_required(roles.MONEY)
 @second_factor_required
 def charge_refund(request: HttpRequest, payin_id) -> HttpResponse:
@@ -175,7 +175,7 @@ def _refund_message(refund: Refund) -> str:
                    "this page shows when.") % {"amount": brl(refund.amount)}
 
 
-@require_POST
+@post_only("dashboard:charge_detail", keep=["payin_id"])
 @permission_required(roles.MONEY)
 def charge_simulate(request: HttpRequest, payin_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):

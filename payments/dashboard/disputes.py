@@ -10,13 +10,13 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from core.errors import DomainError, NotFound
+from core.http import post_only
 from payments.dashboard import labels
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, timeline
 from payments.disputes import selectors as dispute_selectors
@@ -80,7 +80,7 @@ def dispute_detail(request: HttpRequest, dispute_id) -> HttpResponse:
     return _dispute_page(request, _dispute_or_404(request, dispute_id))
 
 
-@require_POST
+@post_only("dashboard:dispute_detail", keep=["dispute_id"])
 @permission_required(roles.MONEY)
 def dispute_evidence(request: HttpRequest, dispute_id) -> HttpResponse:
     if refusal := refuse_write(request):
@@ -102,7 +102,7 @@ def dispute_evidence(request: HttpRequest, dispute_id) -> HttpResponse:
     return redirect("dashboard:dispute_detail", dispute_id=dispute.pk)
 
 
-@require_POST
+@post_only("dashboard:dispute_detail", keep=["dispute_id"])
 @permission_required(roles.MONEY)
 def dispute_accept(request: HttpRequest, dispute_id) -> HttpResponse:
     if refusal := refuse_write(request):
@@ -120,7 +120,7 @@ def dispute_accept(request: HttpRequest, dispute_id) -> HttpResponse:
     return redirect("dashboard:dispute_detail", dispute_id=dispute.pk)
 
 
-@require_POST
+@post_only("dashboard:dispute_detail", keep=["dispute_id"])
 @permission_required(roles.MONEY)
 def dispute_simulate_view(request: HttpRequest, dispute_id) -> HttpResponse:
     if refusal := refuse_write(request):

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from core.dates import sao_paulo_midnight
+from core.forms import day_field
 from payments.dashboard import labels
 from payments.templatetags.payments_format import brl
 
@@ -63,24 +64,11 @@ def reais_text(cents: int) -> str:
     return brl(cents).removeprefix("R$ ")
 
 
-class _DateInput(forms.DateInput):
-    input_type = "date"
-
-    def __init__(self) -> None:
-        super().__init__(format="%Y-%m-%d")
-
-
-def _date_field(label: str) -> forms.DateField:
-    return forms.DateField(required=False, label=label, widget=_DateInput(),
-                           input_formats=["%Y-%m-%d", "%d/%m/%Y"],
-                           error_messages={"invalid": _("Enter a date like 31/12/2026.")})
-
-
 class RangeForm(forms.Form):
     """A Sao Paulo calendar-day range, both ends inclusive."""
 
-    created_from = _date_field(_("From"))
-    created_to = _date_field(_("To"))
+    created_from = day_field(_("From"))
+    created_to = day_field(_("To"))
 
     def clean(self):
         data = super().clean()

@@ -9,7 +9,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required, second_factor_required
@@ -18,6 +17,7 @@ from accounts.models import AccountEvent
 from accounts.views import refuse_if_suspended
 from core.dates import sao_paulo_today
 from core.errors import DomainError, NotFound
+from core.http import post_only
 from payments import policy, rails
 from payments.dashboard.forms import PayoutFilterForm, PayoutForm, ReaisField
 from payments.dashboard.pages import keyset_page, refuse_write, sandbox_action, search, timeline
@@ -82,7 +82,7 @@ def payout_detail(request: HttpRequest, payout_id) -> HttpResponse:
         "rail_send_id": payout.id.hex if rails.is_real(payout.livemode) else ""})
 
 
-@require_POST
+@post_only("dashboard:payout_detail", keep=["payout_id"])
 @permission_required(roles.MONEY)
 def payout_cancel(request: HttpRequest, payout_id) -> HttpResponse:
     if refusal := refuse_write(request):
@@ -103,7 +103,7 @@ def payout_cancel(request: HttpRequest, payout_id) -> HttpResponse:
     return redirect("dashboard:payout_detail", payout_id=payout.pk)
 
 
-@require_POST
+@post_only("dashboard:payout_detail", keep=["payout_id"])
 @permission_required(roles.MONEY)
 def payout_simulate(request: HttpRequest, payout_id) -> HttpResponse:
     if refusal := refuse_if_suspended(request):

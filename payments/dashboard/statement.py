@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.access import merchant_required
 from core.api import timestamp
+from core.csvexport import csv_response
 from core.dates import sao_paulo_today
 from payments.dashboard import labels
 from payments.dashboard.forms import RangeForm
@@ -115,22 +115,6 @@ CSV_HEADER = ["id", "created_at", "type", "balance", "amount_cents", "balance_af
               "object_id", "reference_id", "description"]
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(text: str) -> str:
-    """A text cell a spreadsheet will not run as a formula (CSV injection): a leading = + - @ (or tab, CR) gets a
-    single quote before it. Numbers are written as numbers and need no guard."""
-    return f"'{text}" if text.startswith(_FORMULA_START) else text
-
-
-class _Echo:
-    """csv.writer writes each row here and gets the row's text back, to yield it."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
 @merchant_required
 def statement_csv(request: HttpRequest) -> HttpResponse:
     """Every line of the statement (optionally of a day range), oldest first, streamed in chunks: 100,000 lines never
@@ -140,18 +124,13 @@ def statement_csv(request: HttpRequest) -> HttpResponse:
             .values_list("id", "created_at", "line_type", "account__kind", "amount", "balance_after",
                          "transaction__object_type", "transaction__object_id", "transaction__reference_id",
                          "transaction__description"))
-    writer = csv.writer(_Echo())
 
-    def lines() -> Iterator[str]:
-        yield writer.writerow(CSV_HEADER)
+    def lines() -> Iterator[tuple]:
         for (pk, created_at, line_type, kind, amount, balance_after, object_type, object_id, reference_id,
              description) in rows.iterator(chunk_size=CSV_CHUNK):
-            yield writer.writerow([pk, timestamp(created_at), csv_safe(line_type), csv_safe(kind), amount,
-                                   balance_after, csv_safe(object_type), csv_safe(object_id),
-                                   csv_safe(reference_id), csv_safe(description)])
+            yield (pk, timestamp(created_at), line_type, kind, amount, balance_after, object_type, object_id,
+                   reference_id, description)
 
     mode = "live" if request.livemode else "test"
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="statement-{mode}-{sao_paulo_today():%Y-%m-%d}.csv"'
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return csv_response(header=CSV_HEADER, rows=lines(),
+                        filename=f"statement-{mode}-{sao_paulo_today():%Y-%m-%d}.csv")

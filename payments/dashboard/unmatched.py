@@ -9,13 +9,13 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext, pgettext
-from django.views.decorators.http import require_POST
 
 from accounts import roles
 from accounts.access import merchant_required, permission_required, second_factor_required
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
 from core.errors import DomainError, NotFound
+from core.http import post_only
 from payments.dashboard.pages import keyset_page, refuse_write, timeline
 from payments.models import UnmatchedAction, UnmatchedKind, UnmatchedStatus
 from payments.unmatched import selectors, services
@@ -52,7 +52,7 @@ def unmatched_detail(request: HttpRequest, unmatched_id) -> HttpResponse:
         "events": timeline(request, [str(unmatched.pk)]), "object_id": str(unmatched.pk)})
 
 
-@require_POST
+@post_only("dashboard:unmatched_detail", keep=["unmatched_id"])
 @permission_required(roles.MONEY)
 @second_factor_required
 def unmatched_decide(request: HttpRequest, unmatched_id) -> HttpResponse:
@@ -77,7 +77,7 @@ def unmatched_decide(request: HttpRequest, unmatched_id) -> HttpResponse:
     return back
 
 
-@require_POST
+@post_only("dashboard:unmatched")
 @permission_required(roles.MONEY)
 def unmatched_policy_update(request: HttpRequest) -> HttpResponse:
     if refusal := refuse_write(request):

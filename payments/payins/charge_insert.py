@@ -3,11 +3,11 @@
 `POST /payin` writes three tables. With `Model.save()` and `bulk_create()` in `transaction.atomic()` that is four or
 five round trips to PostgreSQL (BEGIN, one INSERT per table, COMMIT), each INSERT compiled by the ORM on every
 request. Here it is one literal statement: the charge and the event in data-modifying WITH clauses, the deliveries
-(none, one or a few) from one JSON array by `jsonb_to_recordset`. One statement is atomic on its own, so no
-transaction is opened for it; the foreign keys between its rows (deferred) are checked when it commits. Inside a
-caller's transaction it is simply part of it. It has at most 50 parameters and 4 KB, so psycopg parses it once per
-process. docs/decisions has the measured gain; tests/payments/payins/test_charge_insert.py holds its rows equal to
-what the ORM writes.
+(none, one or a few) from one JSON array by `jsonb_to_recordset` (that part is `webhooks.event_sql`'s). One
+statement is atomic on its own, so no transaction is opened for it; the foreign keys between its rows (deferred)
+are checked when it commits. Inside a caller's transaction it is simply part of it. It has at most 50 parameters
+and 4 KB, so psycopg parses it once per process. docs/decisions has the measured gain;
+tests/payments/payins/test_charge_insert.py holds its rows equal to what the ORM writes.
 
 The rows are the instances' own values, built as for the ORM (`Payin(...)`, `webhooks.services.event_build`), so
 their defaults and rules stay in one place: the models and the webhooks app. No save() runs and no pre_save or
@@ -16,13 +16,13 @@ post_save signal is sent for these rows (none is connected to these models); the
 
 from __future__ import annotations
 
-import json
-
 from django.db import connection
 
 from payments.models import Payin
+from webhooks.event_sql import EVENT_AND_DELIVERIES_SQL, as_json, event_params, marked_saved
 from webhooks.models import Delivery, Event
 
+# Two literal texts joined (no input reaches either): this write's own clauses, then the event's.
 CHARGE_INSERT_SQL = """
 WITH charge AS (
     INSERT INTO payments_payin (
@@ -41,28 +41,8 @@ WITH charge AS (
         %(boleto_instructions)s,
         %(card)s::jsonb, %(authorization_code)s, %(settle_at)s, %(failure_code)s, %(failure_message)s, %(paid_at)s,
         %(created_at)s, %(updated_at)s)
-), event AS (
-    INSERT INTO webhooks_event (id, merchant_id, livemode, type, object_id, payload, created_at)
-    VALUES (%(event_id)s, %(event_merchant_id)s, %(event_livemode)s, %(event_type)s, %(event_object_id)s,
-            %(event_payload)s::jsonb, %(event_created_at)s)
-)
-INSERT INTO webhooks_delivery (
-    id, event_id, merchant_id, livemode, endpoint_id, url, status, attempts, failures, next_attempt_at, locked_until,
-    enqueued_at, last_status_code, last_error, created_at, completed_at)
-SELECT * FROM jsonb_to_recordset(%(deliveries)s::jsonb) AS delivery(
-    id uuid, event_id uuid, merchant_id uuid, livemode boolean, endpoint_id uuid, url text, status text,
-    attempts integer, failures integer, next_attempt_at timestamptz, locked_until timestamptz, enqueued_at timestamptz,
-    last_status_code smallint, last_error text, created_at timestamptz, completed_at timestamptz)
-"""
-
-# The columns of each delivery, in the statement's order: the deliveries go as one JSON array of objects.
-DELIVERY_COLUMNS = ("id", "event_id", "merchant_id", "livemode", "endpoint_id", "url", "status", "attempts",
-                    "failures", "next_attempt_at", "locked_until", "enqueued_at", "last_status_code", "last_error",
-                    "created_at", "completed_at")
-
-
-def _json(value: object) -> str | None:
-    return None if value is None else json.dumps(value)
+),
+""" + EVENT_AND_DELIVERIES_SQL  # noqa: S608
 
 
 def charge_insert(payin: Payin, *, event: Event, deliveries: list[Delivery]) -> None:
@@ -72,25 +52,19 @@ def charge_insert(payin: Payin, *, event: Event, deliveries: list[Delivery]) -> 
         "id": payin.id, "merchant_id": payin.merchant_id, "livemode": payin.livemode, "status": str(payin.status),
         "payment_method": str(payin.payment_method), "amount": payin.amount, "fee": payin.fee,
         "refunded_amount": payin.refunded_amount, "reference_id": payin.reference_id,
-        "description": payin.description, "metadata": _json(payin.metadata), "customer": _json(payin.customer),
-        "items": _json(payin.items), "payer_ip": payin.payer_ip, "is_physical_product": payin.is_physical_product,
+        "description": payin.description, "metadata": as_json(payin.metadata), "customer": as_json(payin.customer),
+        "items": as_json(payin.items), "payer_ip": payin.payer_ip, "is_physical_product": payin.is_physical_product,
         "webhook_url": payin.webhook_url, "public_token": payin.public_token,
         "pix_txid": payin.pix_txid, "pix_end_to_end_id": payin.pix_end_to_end_id, "pix_payload": payin.pix_payload,
         "pix_expires_at": payin.pix_expires_at,
         "boleto_nosso_numero": payin.boleto_nosso_numero, "boleto_barcode": payin.boleto_barcode,
         "boleto_digitable_line": payin.boleto_digitable_line, "boleto_due_date": payin.boleto_due_date,
         "boleto_instructions": payin.boleto_instructions,
-        "card": _json(payin.card), "authorization_code": payin.authorization_code, "settle_at": payin.settle_at,
+        "card": as_json(payin.card), "authorization_code": payin.authorization_code, "settle_at": payin.settle_at,
         "failure_code": payin.failure_code, "failure_message": payin.failure_message, "paid_at": payin.paid_at,
         "created_at": payin.created_at, "updated_at": payin.updated_at,
-        "event_id": event.id, "event_merchant_id": event.merchant_id, "event_livemode": event.livemode,
-        "event_type": str(event.type), "event_object_id": event.object_id, "event_payload": _json(event.payload),
-        "event_created_at": event.created_at,
+        **event_params(event, deliveries),
     }
-    params["deliveries"] = json.dumps([{column: getattr(delivery, column) for column in DELIVERY_COLUMNS}
-                                       for delivery in deliveries], default=str)  # UUIDs and datetimes as text
     with connection.cursor() as cursor:
         cursor.execute(CHARGE_INSERT_SQL, params)
-    for instance in (payin, event, *deliveries):
-        instance._state.adding = False
-        instance._state.db = connection.alias
+    marked_saved(payin, event, *deliveries)

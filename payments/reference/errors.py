@@ -26,7 +26,9 @@ MEANINGS: dict[str, str] = {
     "invalid_webhook_url": "webhookUrl is not https://, has credentials, or its host resolves to a private, loopback "
                            "or otherwise reserved address.",
     "authentication_required": "No API key pair was sent: use HTTP Basic or x-api-key and x-api-secret.",
-    "invalid_api_key": "The key pair is unknown, revoked, or the two forms sent name different pairs.",
+    "invalid_api_key": "The key pair is unknown, its secret is wrong, or the two forms sent name different pairs.",
+    "api_key_revoked": "The key pair was revoked (the message says when): use an active pair. Only a request with the "
+                       "pair's right secret hears this; a wrong secret is invalid_api_key.",
     "kyc_not_approved": "Live keys work once the account's KYC is approved; use test keys until then.",
     "account_suspended": "The account is suspended by staff: every request is refused; contact support.",
     "permission_denied": "The key pair may not do this.",
@@ -66,6 +68,8 @@ MEANINGS: dict[str, str] = {
     "invitation_other_email": "Dashboard: the invitation was sent to another e-mail than the signed-in user's (not an "
                               "API error).",
     "invalid_code": "Dashboard: a two-factor code or recovery code that is wrong or already used (not an API error).",
+    "reauth_required": "Dashboard: new recovery codes, turning two-factor sign-in off and a new password need the "
+                       "password or a current code, given within 5 minutes (not an API error).",
     "email_taken": "Dashboard sign-up: an account with this e-mail exists (not an API error).",
     "reason_required": "Admin: a KYC rejection needs a reason (not an API error).",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from django import template
+from django.utils.html import format_html
 from django.utils.translation import gettext
 
 from core.dates import SAO_PAULO
@@ -44,7 +45,11 @@ def sp_zoned(value: object, precision: str = "minutes") -> str:
     if not isinstance(local, datetime):
         return ""
     when = local.strftime("%d/%m/%Y %H:%M:%S" if precision == "seconds" else "%d/%m/%Y %H:%M")
-    return gettext("%(when)s (Brasília time)") % {"when": when}
+    # In a <time>, the moment and the zone each kept on one line (app.css): a narrow column breaks between them only,
+    # never inside "(horário de Brasília)" (issue 37: four lines on the charge page).
+    before, _, after = gettext("%(when)s (Brasília time)").partition("%(when)s")
+    return format_html('<time class="zoned" datetime="{}">{}<span class="when">{}</span> <span class="zone">{}</span>'
+                       "</time>", local.isoformat(), before, when, after.strip())
 
 
 @register.filter

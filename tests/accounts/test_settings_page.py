@@ -33,7 +33,7 @@ def dashboard(client, merchant):
 
 
 def change(client, old=PASSWORD, new=NEW_PASSWORD, confirm=None, **extra):
-    return client.post(PAGE, {"old_password": old, "new_password1": new, "new_password2": confirm or new}, **extra)
+    return client.post(PAGE, {"password": old, "new_password1": new, "new_password2": confirm or new}, **extra)
 
 
 # --- Settings page --------------------------------------------------------------------------------------------------
@@ -57,15 +57,15 @@ def test_the_page_needs_a_login(client, db):
 def test_a_wrong_current_password_is_shown_beside_that_field(dashboard, merchant):
     response = change(dashboard, old="not-my-password")
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert response.context["form"].errors == {
-        "old_password": ["Your old password was entered incorrectly. Please enter it again."]}
+        "password": ["That is neither your password nor a current code from your app."]}
     html = response.content.decode()
     field = re.search(r'<div class="field has-error">(.*?)</div>\s*</div>', html, re.S).group(1)
-    assert 'for="id_old_password"' in field
+    assert 'for="id_password"' in field
     assert 'aria-invalid="true"' in field
-    assert 'aria-describedby="id_old_password_error"' in field
-    assert '<div class="errors" id="id_old_password_error"><small class="error" role="alert">Your old password' in field
+    assert 'aria-describedby="id_password_error"' in field
+    assert '<div class="errors" id="id_password_error"><small class="error" role="alert">That is neither' in field
     merchant.owner.refresh_from_db()
     assert merchant.owner.check_password(PASSWORD)
 
@@ -124,7 +124,7 @@ def test_the_settings_form_works_with_its_csrf_token(merchant):
     client.force_login(merchant.owner)
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', client.get(PAGE).content.decode()).group(1)
 
-    response = client.post(PAGE, {"csrfmiddlewaretoken": token, "old_password": PASSWORD,
+    response = client.post(PAGE, {"csrfmiddlewaretoken": token, "password": PASSWORD,
                                   "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})
 
     assert response.status_code == 302
@@ -237,8 +237,8 @@ def test_settings_and_kyc_forms_have_autocomplete(dashboard):
     settings_fields = autocomplete_of(dashboard.get(PAGE).content.decode())
     kyc_fields = autocomplete_of(dashboard.get("/dashboard/kyc/").content.decode())
 
-    assert settings_fields == {"id_old_password": "current-password", "id_new_password1": "new-password",
-                               "id_new_password2": "new-password"}
+    assert settings_fields == {"id_password": "current-password", "id_code": "one-time-code",
+                               "id_new_password1": "new-password", "id_new_password2": "new-password"}
     assert (kyc_fields["id_zip_code"], kyc_fields["id_phone"], kyc_fields["id_street"]) == (
         "postal-code", "tel", "address-line1")
 

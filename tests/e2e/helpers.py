@@ -21,7 +21,11 @@ import pyotp
 import requests
 from playwright.sync_api import Page, expect
 
-from accounts.models import User
+from accounts.models import Merchant, User
+from core import dates
+from payments.models import Payin
+from payments.payins import services as payins
+from payments.payins.validation import payin_request_validate
 from tests.factories import totp_code
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -195,6 +199,19 @@ def charge_body(*, method: str = "PIX", amount: int, reference_id: str) -> dict:
 def path_of(url: str) -> str:
     """The path of an absolute URL the API hands out, to open it on the test server."""
     return "/" + url.split("://", 1)[1].split("/", 1)[1]
+
+
+def sandbox_charge(merchant: Merchant, *, method: str, reference_id: str) -> Payin:
+    """A test-mode charge of R$ 80,00 made in the test process, as POST /payin makes it (a Pix starts PENDING, the
+    sandbox's test card is paid at once)."""
+    body = {"paymentMethod": method, "amount": 8_000, "referenceId": reference_id, "payerIp": "203.0.113.20",
+            "isPhysicalProduct": False, "items": [{"title": "Vaso", "quantity": 1, "unitPrice": 8_000}],
+            "customer": {"name": "Bruna Lima", "document": "529.982.247-25", "email": "bruna@example.com"}}
+    if method == "CREDIT_CARD":
+        body["card"] = {"holderName": "BRUNA LIMA", "number": "4111111111111111", "expirationMonth": "11",
+                        "expirationYear": "2031", "cvv": "321"}
+    data = payin_request_validate(body, merchant=merchant, livemode=False, today=dates.sao_paulo_today())
+    return payins.payin_create(merchant=merchant, livemode=False, data=data)
 
 
 # --- A webhook receiver ----------------------------------------------------------------------------------------------

@@ -37,6 +37,23 @@ def test_a_change_made_by_another_process_is_seen_on_the_next_request(api, test_
     response = api.get("/account")
 
     assert response.status_code == 401
+    assert response.json()["error"]["code"] == "api_key_revoked"
+
+
+@pytest.mark.django_db
+def test_a_revoked_pair_stays_refused_while_cached(api, test_key):
+    """The revoked row is what the cache now holds: every later request, served from it, is refused too."""
+    api_key, _ = test_key
+    api.get("/account")
+    api.get("/account")
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())
+    ratelimit.versions_bump([api_key.public_key], "revoked")
+    api.get("/account")  # reloads and caches the revoked pair
+
+    codes = [api.get("/account").json()["error"]["code"] for _ in range(3)]
+
+    assert codes == ["api_key_revoked"] * 3
+    assert authcache._entries[api_key.public_key].api_key.revoked_at is not None
 
 
 @pytest.mark.django_db

@@ -132,15 +132,41 @@ def test_malformed_authorization_header_is_refused(header, test_key, expected_er
     assert_invalid_api_key(response, expected_error, BAD_AUTHORIZATION)
 
 
-def test_revoked_key_is_refused_on_the_next_request(api, test_key, expected_error):
+def test_revoked_key_is_refused_on_the_next_request_naming_the_revocation(api, test_key, expected_error):
     api_key, _ = test_key
-    assert api.get("/account").status_code == 200
+    assert api.get("/account").status_code == 200  # the pair is in this process's key cache now
 
     services.apikey_revoke(api_key=api_key)
     response = api.get("/account")
 
+    revoked_at = ApiKey.objects.get(pk=api_key.pk).revoked_at
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Basic realm="api"'
+    assert response.json() == expected_error(
+        response, type="authentication_error", code="api_key_revoked",
+        message=f"This API key pair was revoked on {revoked_at.strftime('%Y-%m-%dT%H:%M:%S.')}"
+                f"{revoked_at.microsecond // 1000:03d}Z; use an active pair (dashboard: Integrations)")
+
+
+@pytest.mark.parametrize("form", ["basic", "headers"])
+def test_revoked_key_with_a_mistyped_secret_stays_invalid_api_key(form, test_key, api_client_for, header_client,
+                                                                   expected_error):
+    api_key, secret = test_key
+    services.apikey_revoke(api_key=api_key)
+    mistyped = secret[:-1] + ("A" if secret[-1] != "A" else "B")
+    client = api_client_for(api_key, mistyped) if form == "basic" else header_client(api_key, mistyped)
+
+    response = client.get("/account")
+
     assert_invalid_api_key(response, expected_error)
-    assert ApiKey.objects.get(pk=api_key.pk).revoked_at is not None
+
+
+def test_mistyped_secret_of_an_active_key_is_invalid_api_key(test_key, api_client_for, expected_error):
+    api_key, secret = test_key
+
+    response = api_client_for(api_key, secret[:-1]).get("/account")
+
+    assert_invalid_api_key(response, expected_error)
 
 
 def test_both_forms_naming_the_same_pair_are_accepted(test_key, merchant):

@@ -149,10 +149,10 @@ def test_a_suspended_merchant_cannot_create_keys(dashboard, merchant):
     assert not ApiKey.objects.exists()
 
 
-def test_create_only_accepts_post(dashboard):
-    response = dashboard.get(CREATE)
+def test_create_only_accepts_post_and_a_get_goes_to_the_page(dashboard):
+    response = dashboard.get(CREATE)  # a reload or a mode switch on the page that showed a new key (issue 37)
 
-    assert response.status_code == 405
+    assert (response.status_code, response["Location"]) == (302, "/dashboard/integrations/")
     assert not ApiKey.objects.exists()
 
 

@@ -16,6 +16,7 @@ from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.utils import timezone, translation
+from django.utils.html import strip_tags
 from django.utils.translation import trans_real
 
 from accounts import members
@@ -245,6 +246,11 @@ PAGES = {
     "security-enrol": ("security-enrol", "Enter the 6-digit code the app shows.",
                        "Informe o código de 6 dígitos que o aplicativo mostra."),
     "security-new-codes": ("security-new-codes", "They are shown only now.", "Eles são mostrados só agora."),
+    # Issue 37: a change to the sign-in asks for the password or a current code.
+    "security-proof-required": ("security-proof-required", "Confirm it is you: enter your password, or the code",
+                                "Confirme que é você: digite sua senha ou o código"),
+    "settings-proof-refused": ("settings-proof-refused", "That is neither your password nor a current code",
+                               "Isso não é sua senha nem um código atual"),
     "audit": ("audit", "Every action", "Todas as ações"),
     "login-verify": ("login-verify", "Enter the code from your authenticator app",
                      "Informe o código do seu aplicativo autenticador"),
@@ -337,7 +343,13 @@ def render(client, shop, name: str, headers: dict) -> str:
             return _ok(client.get("/dashboard/payouts/new/", **headers), status=403)
         return _ok(client.get("/dashboard/security/", **headers))
     if where == "security-new-codes":
-        return _ok(client.post("/dashboard/security/recovery-codes/", **headers))
+        return _ok(client.post("/dashboard/security/recovery-codes/", {"password": "correct-horse-battery"},
+                               **headers))
+    if where == "security-proof-required":
+        return _ok(client.post("/dashboard/security/two-factor/disable/", **headers), status=400)
+    if where == "settings-proof-refused":
+        return _ok(client.post("/dashboard/settings/", {"password": "not-it", "new_password1": "a-new-long-phrase",
+                                                        "new_password2": "a-new-long-phrase"}, **headers), status=400)
     if where == "audit":
         member = MembershipFactory(merchant=merchant, user__email="bia@example.com", role=Role.FINANCE).user
         for action, actor, after in [
@@ -483,10 +495,12 @@ def test_dashboard_times_say_their_zone_in_both_languages():
     moment = datetime(2026, 11, 21, 1, 39, 7, tzinfo=UTC)  # still the 20th in Sao Paulo
 
     with translation.override("pt-br"):
-        assert sp_zoned(moment) == "20/11/2026 22:39 (horário de Brasília)"
-        assert sp_zoned(moment, "seconds") == "20/11/2026 22:39:07 (horário de Brasília)"
+        assert sp_zoned(moment) == (
+            '<time class="zoned" datetime="2026-11-20T22:39:07-03:00"><span class="when">20/11/2026 22:39</span> '
+            '<span class="zone">(horário de Brasília)</span></time>')  # each part on one line (issue 37)
+        assert strip_tags(sp_zoned(moment, "seconds")) == "20/11/2026 22:39:07 (horário de Brasília)"
     with translation.override("en"):
-        assert sp_zoned(moment) == "20/11/2026 22:39 (Brasília time)"
+        assert strip_tags(sp_zoned(moment)) == "20/11/2026 22:39 (Brasília time)"
     assert sp_zoned(None) == sp_zoned("2026-11-21") == ""
 
 
