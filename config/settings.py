@@ -216,8 +216,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 KYC_DOCUMENT_MAX_BYTES = 10 * 1024 * 1024
 
-# EMAIL_URL: consolemail:// prints messages (the local default), smtp+tls://user:password@host:587 sends them.
+# EMAIL_URL: consolemail:// prints messages (the local default), filemail:// writes each to a file under LOCAL_DIR/mail/
+# (what `make run` uses), smtp+tls://user:password@host:587 sends them.
 vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+if vars().get("EMAIL_BACKEND") == "django.core.mail.backends.filebased.EmailBackend":
+    EMAIL_FILE_PATH = str(LOCAL_DIR / "mail")  # django-environ would read filemail:///abs/path as a relative path
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="no-reply@pagamentos.local")
 
 # --- API -----------------------------------------------------------------------------------------------------------
@@ -360,6 +363,9 @@ if SENTRY_DSN:  # imported only when used: sentry_sdk costs every process's star
 # --- Logging -------------------------------------------------------------------------------------------------------
 LOG_FORMAT = env.str("LOG_FORMAT", default="text" if DEBUG else "json")
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+# Celery's line per task received and per task finished: every periodic task (sweepers, reconciliation) writes two a
+# run. `make run` sets WARNING so that the terminal shows what happens, not the schedule (issue 37, item 19).
+WORKER_TASK_LOG_LEVEL = env.str("WORKER_TASK_LOG_LEVEL", default=LOG_LEVEL)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -379,5 +385,9 @@ LOGGING = {
         "django.request": {"level": "ERROR", "filters": ["redact_path"]},
         # Its DEBUG lines (a variable missing from a template) carry the exception context, a 404's whole path too.
         "django.template": {"level": "INFO"},
+        # Beat's "Sending due task" line for every run of every periodic task: warnings and errors only.
+        "celery.beat": {"level": "WARNING"},
+        "celery.app.trace": {"level": WORKER_TASK_LOG_LEVEL},
+        "celery.worker.strategy": {"level": WORKER_TASK_LOG_LEVEL},
     },
 }

@@ -49,3 +49,18 @@ def test_every_decision_is_in_the_index():
     missing = [d.name for d in sorted(decisions.glob("[0-9][0-9][0-9][0-9]-*.md")) if f"]({d.name})" not in index]
 
     assert missing == []
+
+
+# Reais as Brazilians write them, the way the dashboard and the payer's pages print them: R$ 1.234,56.
+AMOUNT = re.compile(r"R\$ ?[0-9][0-9.,]*[0-9]")
+BRAZILIAN_AMOUNT = re.compile(r"R\$ [0-9]{1,3}(\.[0-9]{3})*(,[0-9]{2})?")
+
+
+def test_every_amount_in_reais_is_written_the_brazilian_way():
+    """Issue 37, item 19: "R$ 100,000.00" in one place, "R$ 50.000,00" in another."""
+    sources = [*_documents(), *sorted((ROOT / "payments" / "reference").glob("*.py"))]
+
+    odd = [f"{path.relative_to(ROOT)}: {amount}" for path in sources for amount in AMOUNT.findall(path.read_text())
+           if not BRAZILIAN_AMOUNT.fullmatch(amount)]
+
+    assert odd == []

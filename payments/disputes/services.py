@@ -157,7 +157,7 @@ def dispute_accept(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute
         if dispute.rail_answer_accept:
             return dispute  # accepted already: the answer is on its way, or sent
         if dispute.status != DisputeStatus.OPEN:
-            raise InvalidState(gettext("A %(source)s dispute cannot become %(to)s") % {
+            raise InvalidState(gettext("A dispute in status %(source)s cannot become %(to)s") % {
                 "source": dispute.status, "to": DisputeStatus.ACCEPTED})
         now = timezone.now()
         Dispute.objects.filter(pk=dispute.pk, status=DisputeStatus.OPEN).update(
@@ -217,7 +217,8 @@ def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, live
         updated = Dispute.objects.filter(pk=dispute.pk, status__in=sources or TRANSITIONS[to]).update(
             status=to, updated_at=now, **changes)
         if not updated:
-            raise InvalidState(gettext("A %(source)s dispute cannot become %(to)s") % {"source": source, "to": to})
+            raise InvalidState(gettext("A dispute in status %(source)s cannot become %(to)s") % {
+                "source": source, "to": to})
         dispute.status, dispute.updated_at = to, now
         for name, value in changes.items():
             setattr(dispute, name, value)

@@ -73,7 +73,7 @@ def payin_transition(payin: Payin, *, to: str, previous_status: str | None = "",
     updated = Payin.objects.filter(pk=payin.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
                                                                                     **changes)
     if not updated:
-        raise InvalidState(gettext("A %(source)s charge cannot become %(to)s") % {"source": source, "to": to})
+        raise InvalidState(gettext("A charge in status %(source)s cannot become %(to)s") % {"source": source, "to": to})
     readcache.changed(readcache.key("payin", payin.pk))
     payin.status = to
     payin.updated_at = now

@@ -191,7 +191,7 @@ def _transition(payout: Payout, *, to: str, now=None, **changes) -> Payout:
     source = payout.status
     if not Payout.objects.filter(pk=payout.pk, status__in=TRANSITIONS[to]).update(status=to, updated_at=now,
                                                                                   **changes):
-        raise InvalidState(gettext("A %(source)s payout cannot become %(to)s") % {"source": source, "to": to})
+        raise InvalidState(gettext("A payout in status %(source)s cannot become %(to)s") % {"source": source, "to": to})
     payout.status = to
     payout.updated_at = now
     for name, value in changes.items():

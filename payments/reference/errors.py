@@ -18,7 +18,7 @@ MEANINGS: dict[str, str] = {
     "malformed_json": "The body is not valid JSON.",
     "insufficient_balance": "The available balance does not cover the payout (amount + fee) or the refund.",
     "amount_too_small": "Below the minimum: 100 cents for PIX and CREDIT_CARD, 500 for BOLETO, 1 for payouts.",
-    "amount_too_large": "Above the account's maximum per charge (R$ 100,000.00 unless agreed otherwise).",
+    "amount_too_large": "Above the account's maximum per charge (R$ 100.000,00 unless agreed otherwise).",
     "payout_limit_exceeded": "Above the account's maximum per payout, or the day's payouts would pass the daily "
                              "maximum (São Paulo day).",
     "live_card_in_test_mode": "Test keys accept only the test card numbers (docs/sandbox.md).",

@@ -20,7 +20,7 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
     "createdAt": ("When the object was created: ISO 8601 in UTC with milliseconds.", TIMESTAMP),
     "updatedAt": ("When the object last changed: ISO 8601 in UTC with milliseconds.", TIMESTAMP),
     "currency": ("Always BRL.", "BRL"),
-    "amount": ("Integer cents (BRL): 10000 is R$ 100.00.", 10000),
+    "amount": ("Integer cents (BRL): 10000 is R$ 100,00.", 10000),
     "fee": ("The fee charged for this object, integer cents; never more than the amount.", 99),
     "netAmount": ("amount minus fee, integer cents: what the balance is credited when the charge is paid.", 9901),
     "refundedAmount": ("Cents refunded so far (refunds pending included).", 0),

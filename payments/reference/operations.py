@@ -93,7 +93,7 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
         "once; Pix refunds are PENDING until the rail confirms (`refund.succeeded` / `refund.failed`). The available "
         "balance is debited (400 insufficient_balance if it is lower); fees are not returned. BOLETO charges cannot "
         "be refunded (409 refund_not_supported).",
-        {"partial": _example("Refund R$ 50.00", {"amount": 5000, "reason": "Customer returned one item"}),
+        {"partial": _example("Refund R$ 50,00", {"amount": 5000, "reason": "Customer returned one item"}),
          "rest": _example("Refund what is left", {"reason": "Order canceled"})}),
     "refund_list": ("The refunds of a charge, newest first, a page at a time like every list.", None),
     "payout_create": (
@@ -141,7 +141,7 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "sandbox_pix_receive": (
         "Test keys only (403 test_mode_only with live keys): a payer sends a Pix to our key naming no charge of "
         "yours (no txid, or one that is not a charge's). It becomes an UNKNOWN_REFERENCE unmatched payment (201).",
-        {"receive": _example("A Pix of R$ 77.70 naming nothing", {"amount": 7770})}),
+        {"receive": _example("A Pix of R$ 77,70 naming nothing", {"amount": 7770})}),
     "dispute_list": ("Disputes (card chargebacks and Pix MED returns), filtered by status, kind and payinId. "
                      + _LIST, None),
     "dispute_retrieve": ("One dispute: its amount (held from `available` while it is OPEN or UNDER_REVIEW), its "

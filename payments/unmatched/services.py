@@ -234,7 +234,7 @@ def _transition(unmatched: UnmatchedPayment, *, to: str, **changes) -> None:
     source = unmatched.status
     if not UnmatchedPayment.objects.filter(pk=unmatched.pk, status__in=TRANSITIONS[to]).update(
             status=to, updated_at=now, **changes):
-        raise InvalidState(gettext("A %(source)s unmatched payment cannot become %(to)s") % {
+        raise InvalidState(gettext("An unmatched payment in status %(source)s cannot become %(to)s") % {
             "source": source, "to": to})
     unmatched.status, unmatched.updated_at = to, now
     for name, value in changes.items():

@@ -75,7 +75,7 @@ def test_a_refused_answer_is_a_message(dash, card_dispute):
 
     response = dash.post(f"/dashboard/disputes/{card_dispute.pk}/accept/")
 
-    assert "A ACCEPTED dispute cannot become ACCEPTED" in message_of(dash, response)
+    assert "A dispute in status ACCEPTED cannot become ACCEPTED" in message_of(dash, response)
 
 
 def test_sandbox_decision_and_the_med_button(dash, merchant, card_dispute):

@@ -173,8 +173,9 @@ def test_evidence_puts_an_open_dispute_under_review_once(api):
     latest = events_of(api, dispute["id"])[0]
     assert latest == envelope(latest, type="dispute.updated", obj=reviewed, previous_status="OPEN")
     invalid_state(api.post(f"/disputes/{dispute['id']}/evidence", {"text": "again"}, format="json"),
-                  "A UNDER_REVIEW dispute cannot become UNDER_REVIEW")
-    invalid_state(api.post(f"/disputes/{dispute['id']}/accept"), "A UNDER_REVIEW dispute cannot become ACCEPTED")
+                  "A dispute in status UNDER_REVIEW cannot become UNDER_REVIEW")
+    invalid_state(api.post(f"/disputes/{dispute['id']}/accept"),
+                  "A dispute in status UNDER_REVIEW cannot become ACCEPTED")
     assert_ledger_balanced()
 
 
@@ -244,7 +245,7 @@ def test_accepting_a_card_dispute_charges_the_charge_back(api, merchant):
     assert latest == envelope(latest, type="payin.chargeback", obj=charged_back, previous_status="PAID")
     entry = AccountEvent.objects.get(action=AccountEvent.Action.DISPUTE_ACCEPTED)
     assert (entry.obj_type, entry.obj_id, entry.after) == ("dispute", dispute["id"], {"status": "ACCEPTED"})
-    invalid_state(api.post(f"/disputes/{dispute['id']}/accept"), "A ACCEPTED dispute cannot become ACCEPTED")
+    invalid_state(api.post(f"/disputes/{dispute['id']}/accept"), "A dispute in status ACCEPTED cannot become ACCEPTED")
     assert_ledger_balanced()
 
 
@@ -269,7 +270,7 @@ def test_a_won_dispute_gives_the_amount_back(api, merchant, method):
     closed = events_of(api, dispute["id"])[0]
     assert closed == envelope(closed, type="dispute.closed", obj=won, previous_status="UNDER_REVIEW")
     invalid_state(api.post(f"/sandbox/disputes/{dispute['id']}/simulate", {"action": "lose"}, format="json"),
-                  "A WON dispute cannot become LOST")
+                  "A dispute in status WON cannot become LOST")
     assert_ledger_balanced()
 
 

@@ -108,7 +108,7 @@ def test_cancel_twice_is_409_and_writes_no_second_event(api):
 
     response = api.post(f"/payin/{created['id']}/cancel")
 
-    invalid_state(response, "A CANCELED charge cannot become CANCELED")
+    invalid_state(response, "A charge in status CANCELED cannot become CANCELED")
     assert len(events_of(api, created["id"])) == 2
 
 
@@ -123,8 +123,8 @@ def test_cancel_a_paid_or_expired_charge_is_409(api):
     paid = paid_pix(api, 1000)
     expired = simulate(api, create(api, "BOLETO")["id"], "expire")
 
-    invalid_state(api.post(f"/payin/{paid['id']}/cancel"), "A PAID charge cannot become CANCELED")
-    invalid_state(api.post(f"/payin/{expired['id']}/cancel"), "A EXPIRED charge cannot become CANCELED")
+    invalid_state(api.post(f"/payin/{paid['id']}/cancel"), "A charge in status PAID cannot become CANCELED")
+    invalid_state(api.post(f"/payin/{expired['id']}/cancel"), "A charge in status EXPIRED cannot become CANCELED")
     assert get(api, paid["id"]) == paid
     assert get(api, expired["id"]) == expired
 
@@ -224,7 +224,7 @@ def test_sandbox_expire_a_paid_or_card_charge_is_409(api):
     card = create(api, "CREDIT_CARD")
 
     invalid_state(api.post(f"/sandbox/payin/{paid['id']}/simulate", {"action": "expire"}, format="json"),
-                  "A PAID charge cannot become EXPIRED")
+                  "A charge in status PAID cannot become EXPIRED")
     invalid_state(api.post(f"/sandbox/payin/{card['id']}/simulate", {"action": "expire"}, format="json"),
                   "Card charges do not expire")
 

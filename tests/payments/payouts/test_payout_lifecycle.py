@@ -324,7 +324,7 @@ def test_a_repeated_cancel_with_its_idempotency_key_is_replayed(api, merchant):
     assert (first.status_code, again.status_code) == (200, 200)
     assert again["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()
-    invalid_state(without_key, "A CANCELED payout cannot become CANCELED")
+    invalid_state(without_key, "A payout in status CANCELED cannot become CANCELED")
     assert len(events_of(api, created["id"])) == 2
     assert ledger_balances(merchant)["available"] == 5000
 
@@ -367,7 +367,7 @@ def test_only_a_pending_payout_can_be_canceled(api, merchant, state):
 
     response = api.post(f"/payout/{payout['id']}/cancel")
 
-    invalid_state(response, f"A {state} payout cannot become CANCELED")
+    invalid_state(response, f"A payout in status {state} cannot become CANCELED")
     assert footprint() == before
     assert get(api, payout["id"]) == payout
 

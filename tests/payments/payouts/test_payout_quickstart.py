@@ -129,4 +129,6 @@ def test_make_runs_command_serves_payouts_that_complete_quickly_and_stops_its_se
          "referenceId": "quick-2"},
     ]
     assert exit_code == 0, quickstart.logs()
+    # The e-mails it sends are files, and the banner says where (issue 37, item 19).
+    assert f"E-mails:    written to {quickstart.folder.resolve() / 'mail'}/" in quickstart.log.read_text()
     assert not (quickstart.folder / "postgres" / "postmaster.pid").exists()  # Ctrl-C stopped PostgreSQL too

@@ -6,12 +6,14 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.core.management import call_command
+from django.core.management import call_command, get_commands
 from django.core.management.base import CommandError
 
 from payments.checks import efi_settings_check
@@ -159,3 +161,24 @@ def test_every_call_to_the_bank_is_logged_without_secrets(efi, live, caplog):
     logged = " ".join(str(vars(r)) for r in caplog.records)
     token = [entry for entry in efi.requests_log if entry["authorization_scheme"] == "Bearer"]
     assert token and efi.client_secret not in logged and "Bearer" not in logged and "BEGIN" not in logged
+
+
+def test_going_live_walks_the_operator_through_every_setting_and_command_it_names(settings):
+    """Issue 37, item 20: docs/going-live.md never named Efí. Its operator's part names every setting the Efí check
+    asks for (read from the check itself, all of them left empty), and each `manage.py` command it shows exists."""
+    guide = (Path(django_settings.BASE_DIR) / "docs" / "going-live.md").read_text()
+    operator, _, merchant = guide.partition("## For the merchant: take live payments")
+    settings.PAYMENTS_RAIL = "efi"
+    for name in ("EFI_BASE_URL", "EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY",
+                 "EFI_WEBHOOK_SECRET", "PUBLIC_BASE_URL"):
+        setattr(settings, name, "")
+    required = {name for error in efi_settings_check(None)
+                for name in re.findall(r"\b(?:EFI_[A-Z_]+|PIX_KEY|PUBLIC_BASE_URL)\b", error.msg)}
+    shown = set(re.findall(r"(?:manage\.py|manage) ([a-z_]+)", guide))
+
+    assert merchant and "## For the operator: connect the service to Efí" in operator
+    assert "## A test in Efí's sandbox, step by step" in operator
+    assert {"EFI_CLIENT_ID", "PIX_KEY", "EFI_WEBHOOK_SECRET", "PUBLIC_BASE_URL"} <= required
+    assert sorted(name for name in required if f"`{name}`" not in operator) == []
+    assert {"check", "rail_setup", "createapikey", "rail_reconcile"} <= shown
+    assert sorted(shown - set(get_commands())) == []

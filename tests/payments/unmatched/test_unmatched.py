@@ -94,9 +94,9 @@ def test_accepting_moves_it_to_available_less_the_fee(api):
     updated, _ = events_of(api, held["id"])
     assert updated == envelope(updated, type="unmatched_payment.updated", obj=accepted, previous_status="HELD")
     invalid_state(api.post(f"/unmatched-payments/{held['id']}/accept"),
-                  "A ACCEPTED unmatched payment cannot become ACCEPTED")
+                  "An unmatched payment in status ACCEPTED cannot become ACCEPTED")
     invalid_state(api.post(f"/unmatched-payments/{held['id']}/refund"),
-                  "A ACCEPTED unmatched payment cannot become REFUND_PENDING")
+                  "An unmatched payment in status ACCEPTED cannot become REFUND_PENDING")
 
 
 def test_refunding_sends_it_back_through_the_rail_and_it_leaves_the_books(api):
