@@ -62,10 +62,12 @@ class VisibleCharField(StrictCharField):
     """A string a payer reads (core.formats.text): one with an invisible, direction-changing or control character is
     refused, naming the field. Checked on the string as sent, before DRF trims it, as the schema's pattern says."""
 
+    default_error_messages = {HIDDEN_CHARACTERS_CODE: "{message}"}  # the message names the character and where
+
     def run_validation(self, data: Any = serializers.empty) -> Any:
         message = hidden_character_message(data) if isinstance(data, str) else None
         if message is not None:
-            raise exceptions.ValidationError(message, code=HIDDEN_CHARACTERS_CODE)
+            self.fail(HIDDEN_CHARACTERS_CODE, message=message)
         return super().run_validation(data)
 
 
