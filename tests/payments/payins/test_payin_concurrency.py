@@ -379,7 +379,7 @@ def test_a_sandbox_chargeback_racing_a_refund_disputes_the_rest_or_is_refused(ap
             with translation.override("en"):  # as the API calls them (a new thread has the default language)
                 if i == 0:
                     return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id,
-                                                        action="chargeback").status
+                                                        action="chargeback").payin.status
                 return refunds.refund_create(merchant=merchant, livemode=False, payin_id=charge_id, amount=1_000,
                                               reason="")
 
@@ -410,7 +410,7 @@ def test_a_sandbox_payment_racing_a_cancel_happens_whole_or_is_refused(api, merc
 
         def act(i: int, charge_id=charge["id"]):
             if i == 0:
-                return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="pay").status
+                return payin_sandbox.payin_simulate(merchant=merchant, payin_id=charge_id, action="pay").payin.status
             return payins.payin_cancel(merchant=merchant, livemode=False, payin_id=charge_id).status
 
         paid, canceled = run_in_threads(2, act)
