@@ -124,6 +124,8 @@ DETAIL_CODES: dict[str, str] = {
 # Codes a field's class declares that the API's fields never raise: StrictIntegerField takes JSON integers only (the
 # string-length guard of DRF's IntegerField is never reached), and JSON has no datetime a date field could refuse.
 UNREACHABLE_FIELD_CODES = {"max_string_length", "datetime"}
+# The packages whose serializers read the API's requests.
+API_PACKAGES = ("core", "integrations", "payments", "webhooks")
 # Raised by a field's validators (Django's and DRF's: max_length, NUL and surrogate characters...), not by the field.
 _VALIDATED_CODES = {"max_length", "min_length", "max_value", "min_value"}
 
@@ -147,15 +149,12 @@ def _field_codes(field: serializers.Field) -> set[str]:
     return codes
 
 
-API_APPS = ("core", "integrations", "payments", "webhooks", "accounts")
-
-
 def request_field_codes() -> set[str]:
     """Every `details[].code` the fields of the API's request serializers (StrictSerializer's subclasses, loaded with
     the URLconf) can give. Codes a serializer's own rules raise (invalid_document, ...) are in DETAIL_CODES by hand."""
     codes: set[str] = set()
     for cls in _subclasses(StrictSerializer):
-        if cls.__module__.split(".")[0] in API_APPS:  # not a test's own serializer, loaded beside them
+        if cls.__module__.partition(".")[0] in API_PACKAGES:  # not a test's own serializer
             codes |= _field_codes(cls())
     return codes
 

@@ -20,7 +20,14 @@ from standardwebhooks.webhooks import Webhook
 
 from payments.management.commands.errors_guide import guide_generated
 from payments.models import PixKeyType
-from payments.reference.errors import DETAIL_CODES, MEANINGS, error_catalog, errors_markdown, request_field_codes
+from payments.reference.errors import (
+    API_PACKAGES,
+    DETAIL_CODES,
+    MEANINGS,
+    error_catalog,
+    errors_markdown,
+    request_field_codes,
+)
 from payments.reference.hook import is_object, resolve
 from webhooks import signing
 
@@ -218,10 +225,6 @@ def test_the_card_token_examples_have_the_shape_of_a_real_token(api, schema):
 
     assert len(examples) == 2
     assert [shape(example) for example in examples] == [shape(paid["card"]["token"])] * 2
-
-
-# The packages whose code builds the API's error bodies (the dashboard's forms and the accounts app answer pages).
-API_PACKAGES = ("core", "integrations", "payments", "webhooks")
 
 
 def raised_detail_codes() -> set[str]:
