@@ -282,6 +282,15 @@ EFI_TIMEOUT_SECONDS = env.float("EFI_TIMEOUT_SECONDS", default=10.0)
 # moves nothing. EFI_WEBHOOK_MTLS=true when the HTTPS front end checks Efí's client certificate itself (see README).
 EFI_WEBHOOK_SECRET = env.str("EFI_WEBHOOK_SECRET", default="")
 EFI_WEBHOOK_MTLS = env.bool("EFI_WEBHOOK_MTLS", default=False)
+# Efí's Charges API (API Cobranças: live cards and bolix), the same application (EFI_CLIENT_ID/SECRET) with its
+# charges scopes; no client certificate. The sandbox host is https://cobrancas-h.api.efipay.com.br/v1. EFI_PAYEE_CODE
+# is the account's "Identificador de Conta", which the browser's tokenizer needs (docs/efi.md).
+EFI_CHARGES_BASE_URL = env.str("EFI_CHARGES_BASE_URL", default="https://cobrancas.api.efipay.com.br/v1").rstrip("/")
+EFI_PAYEE_CODE = env.str("EFI_PAYEE_CODE", default="")
+# The origin of Efí's card tokenizer script, the one origin the hosted card page's CSP allows besides ours.
+EFI_TOKENIZER_SCRIPT_URL = env.str(
+    "EFI_TOKENIZER_SCRIPT_URL",
+    default="https://cdn.jsdelivr.net/gh/efipay/js-payment-token-efi/dist/payment-token-efi-umd.min.js")
 # How far back `rail_reconcile` asks the rail for received Pix the notifications may have missed.
 RAIL_RECONCILE_HOURS = env.float("RAIL_RECONCILE_HOURS", default=6.0)
 PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")

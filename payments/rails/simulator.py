@@ -36,6 +36,8 @@ class SimulatorRail:
     dynamic_pix = False  # static BR Codes built by us; the simulator matches payments by txid
     payout_batch = 50  # it answers at once
     payouts_together = True  # its books are one table: a batch's sends are one statement, its statuses one or two
+    card_tokens_only = False  # test cards are sent as numbers (SPEC §3.7)
+    boleto_registered = False  # the caller numbers and draws the boleto
 
     # --- Pay-in ------------------------------------------------------------------------------------------------------
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
@@ -49,7 +51,8 @@ class SimulatorRail:
         """The simulator's payments reach us at once, through `simulate_payment`: nothing is ever left to find."""
         return []
 
-    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None:
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int | None, amount: int, due_date: date,
+                        **details) -> None:
         """Likewise: a simulated boleto is paid through `simulate_payment`."""
 
     def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
