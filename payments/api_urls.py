@@ -13,6 +13,7 @@ from payments.ledger.apis import BalanceApi, BalanceTransactionsApi
 from payments.payins.apis import (
     PayinCancelApi,
     PayinDetailApi,
+    PayinInstallmentsApi,
     PayinRefundsApi,
     PayinsApi,
     SandboxPayinSimulateApi,
@@ -31,6 +32,7 @@ urlpatterns = [
     path("balance", BalanceApi.as_view(), name="balance"),
     path("balance/transactions", BalanceTransactionsApi.as_view(), name="balance-transactions"),
     path("payin", PayinsApi.as_view(), name="payins"),
+    path("payin/installments", PayinInstallmentsApi.as_view(), name="payin-installments"),
     path("payin/<str:payin_id>", PayinDetailApi.as_view(), name="payin"),
     path("payin/<str:payin_id>/cancel", PayinCancelApi.as_view(), name="payin-cancel"),
     path("payin/<str:payin_id>/refunds", PayinRefundsApi.as_view(), name="payin-refunds"),

@@ -325,7 +325,7 @@ def qrcode_png(request: HttpRequest, payin_id: UUID) -> HttpResponse:
     """The Pix QR code as a PNG. The charge id is in the path (as the API's other charge URLs) and the page token in
     the query: both must match a Pix charge, the token compared in constant time."""
     token = request.GET.get("token", "")
-    payin = (Payin.objects.filter(pk=payin_id, payment_method=PaymentMethod.PIX)
+    payin = (Payin.objects.filter(pk=payin_id, payment_method__in=(PaymentMethod.PIX, PaymentMethod.BOLETO))
              .only("public_token", "pix_payload").first())
     if payin is None or not payin.pix_payload or not hmac.compare_digest(payin.public_token.encode(), token.encode()):
         # Returned, not raised: ApiErrorMiddleware.process_exception would turn a raised Http404 into a 500 here.

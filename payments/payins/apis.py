@@ -32,6 +32,7 @@ from payments.payins import sandbox as payin_sandbox
 from payments.payins import schema as payin_schema
 from payments.payins import selectors as payin_selectors
 from payments.payins import services as payins
+from payments.payins.selectors import CARD_BRANDS
 from payments.payins.serializers import payin_serialize, refund_serialize
 from payments.payins.validation import payin_request_validate
 
@@ -45,7 +46,8 @@ class PayinsApi(ApiView):
                                       today=dates.sao_paulo_today())
         _, body = payins.payin_create_answered(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                                data=data)
-        return Response(body, status=201)
+        # A live card whose rail has not decided yet (ADR 0085): accepted, and a webhook tells the outcome.
+        return Response(body, status=202 if body["status"] == PayinStatus.PROCESSING else 201)
 
     @extend_schema(
         operation_id="payin_list", summary="List charges, newest first",
@@ -75,6 +77,33 @@ class PayinsApi(ApiView):
                                             status=status, payment_method=method, reference_id=reference_id,
                                             created_from=created_from, created_to=created_to)
         return Response(paginate(payins, params=params, serialize=payin_serialize).as_body())
+
+
+class PayinInstallmentsApi(ApiView):
+    """The installments a card of `brand` can pay `amount` in, as the rail offers them (Efí's table in live mode):
+    for a merchant's own checkout, the same table the hosted card page shows."""
+
+    @extend_schema(operation_id="payin_installments", summary="Installment options for a card charge",
+                   parameters=[OpenApiParameter("amount", int, required=True, description="Cents, at least 100."),
+                               OpenApiParameter("brand", str, required=True, enum=list(CARD_BRANDS))],
+                   responses={200: payin_schema.Installments, **RAIL_ERRORS})
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        reject_unknown_params(params, allowed={"amount", "brand"})
+        problems: list = []
+        amount_text = params.get("amount", "")
+        if not (amount_text.isascii() and amount_text.isdigit() and 100 <= int(amount_text) <= 10_000_000_000):
+            problems.append({"param": "amount", "code": "invalid_amount",
+                             "message": "amount must be an integer of cents, at least 100."})
+        brand = params.get("brand")
+        if brand is None:
+            problems.append({"param": "brand", "code": "required", "message": "brand is required."})
+        choice_param(params, "brand", list(CARD_BRANDS), problems)
+        if problems:
+            raise validation_error(problems)
+        options = payin_selectors.installments_get(livemode=request.auth.livemode, brand=brand,
+                                                   amount=int(amount_text))
+        return Response({"amount": int(amount_text), "brand": brand, "data": options})
 
 
 class PayinDetailApi(ApiView):

@@ -33,6 +33,8 @@ from payments.models import (
 )
 from payments.payins.cards import card_charge
 from payments.payins.charge_insert import charge_insert
+from payments.payins.errors import RailUnavailable
+from payments.payins.rail_charges import live_card_create
 from payments.payins.serializers import payin_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
 from payments.rails.base import RailError, RailRefused
@@ -44,13 +46,6 @@ logger = logging.getLogger(__name__)
 
 PIX_FALLBACK_NAME = "PAGAMENTOS"
 _PIX_NAMES = "payins.pix_names"  # its key in a cached merchant's memo (MEMO_ATTRIBUTE)
-
-
-class RailUnavailable(DomainError):
-    status_code = 502
-    type = "rail_error"
-    code = "rail_unavailable"
-    message = "The payment network is unavailable; nothing was charged. Try again."
 
 
 class PaymentMethodUnavailable(DomainError):
@@ -88,6 +83,9 @@ def payin_create_answered(*, merchant: Merchant, livemode: bool, data: dict) -> 
         is_physical_product=data["is_physical_product"], webhook_url=data["webhook_url"],
         public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
     )
+    if method == PaymentMethod.CREDIT_CARD and rail.card_tokens_only:  # the rail's own charge, paid by its token
+        payin = live_card_create(payin, card=data["card"], rail=rail)
+        return payin, payin_serialize(payin)
     if method == PaymentMethod.CREDIT_CARD:  # outside any transaction: card_charge commits before it calls the rail
         payin = card_charge(payin, card=data["card"], rail=rail)
         return payin, payin_serialize(payin)

@@ -79,6 +79,11 @@ class SimulatorRail:
                                  with_operation=token_operation)
         return self._card_result(operation)
 
+    def installments(self, *, brand: str, amount: int) -> list[dict]:
+        """1 to 12 installments without interest, each rounded up to the cent."""
+        return [{"installments": count, "installmentValue": -(-amount // count), "hasInterest": False,
+                 "interestPercentage": 0} for count in range(1, 13)]
+
     def card_status(self, *, key: str) -> CardResult:
         operation = _operation(key, "card")
         if operation is None:  # never reached the network: nothing was charged
