@@ -10,16 +10,30 @@ is open during either call. An answer lost to a timeout or a 5xx leaves it PROCE
 
 from __future__ import annotations
 
+import json
 import logging
+from dataclasses import asdict
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from core.errors import InvalidState, NotFound
 from integrations.idempotency import effect_record
 from payments import rails
-from payments.models import Payin, PayinStatus, PaymentMethod
+from payments.disputes import services as disputes
+from payments.models import (
+    Dispute,
+    DisputeKind,
+    Payin,
+    PayinStatus,
+    PaymentMethod,
+    RailNotification,
+    Refund,
+    RefundStatus,
+)
+from payments.payins import refunds as payin_refunds
 from payments.payins.errors import RailUnavailable
 from payments.payins.transitions import (
     FAILURE_MESSAGES,
@@ -28,7 +42,7 @@ from payments.payins.transitions import (
     payin_mark_paid,
     payin_transition,
 )
-from payments.rails.base import CardResult, RailError, RailRefused
+from payments.rails.base import CardResult, ChargeEvent, ChargeState, RailError, RailRefused
 
 logger = logging.getLogger(__name__)
 
@@ -147,3 +161,201 @@ def card_result_apply(payin: Payin, result: CardResult, *, previous_status: str 
     message = result.failure_message or FAILURE_MESSAGES.get(code, FAILURE_MESSAGES["processing_error"])
     return payin_transition(payin, to=PayinStatus.FAILED, previous_status=previous_status, failure_code=code,
                             failure_message=message[:255], card=card)
+
+
+# --- What the rail tells: notification histories and reads of a charge ------------------------------------------------
+def payment_id(charge_ref: str, entry_id: int | None = None) -> str:
+    """Our name for a payment of a rail charge: its first payment is the charge's, whoever tells it (a notification
+    entry or a read of the charge); a later one is named by its history entry."""
+    return f"efi-{charge_ref}-paid" if entry_id is None else f"efi-{charge_ref}-paid-{entry_id}"
+
+
+def charge_events_apply(*, rail: rails.Rail, token: str, events: list[ChargeEvent]) -> int:
+    """Apply every entry of a notification token's history not applied before (each entry once, by its id, oldest
+    first), to the charge it names. Rail calls (the reason of a refusal) are made before any transaction."""
+    applied = 0
+    by_charge: dict[str, list[ChargeEvent]] = {}
+    for event in events:
+        by_charge.setdefault(event.charge_ref, []).append(event)
+    for charge_ref, charge_events in by_charge.items():
+        payin = Payin.objects.filter(rail_charge_id=int(charge_ref), livemode=True).only(
+            "pk", "payment_method", "rail_notification_token").first()
+        if payin is None:
+            logger.warning("payments.rail_charge_unknown", extra={"rail": rail.name, "charge_ref": charge_ref})
+            continue
+        if token and payin.rail_notification_token != token:
+            Payin.objects.filter(pk=payin.pk).update(rail_notification_token=token[:64])
+        new = [event for event in charge_events if not RailNotification.objects.filter(
+            rail=rail.name, dedupe_key=_dedupe_key(event)).exclude(processed_at=None).exists()]
+        refusal = None
+        if payin.payment_method == PaymentMethod.CREDIT_CARD and any(e.status == "FAILED" for e in new):
+            state = _charge_read(rail, charge_ref)
+            refusal = state.card if state is not None else None
+        paid_entries = [event.entry_id for event in charge_events if event.status == "PAID"]
+        for event in new:
+            applied += _event_record(rail, payin, event, paid_entries=paid_entries, refusal=refusal)
+    return applied
+
+
+def _dedupe_key(event: ChargeEvent) -> str:
+    return f"charge-{event.charge_ref}-{event.entry_id}"
+
+
+def _charge_read(rail: rails.Rail, charge_ref: str) -> ChargeState | None:
+    try:
+        return rail.charge_get(charge_ref=charge_ref)
+    except RailError:
+        return None
+
+
+def _event_record(rail: rails.Rail, payin: Payin, event: ChargeEvent, *, paid_entries: list[int],
+                  refusal: CardResult | None) -> int:
+    """One history entry, stored (raw, as we read it) and applied in one transaction; 1 when it was new."""
+    body = json.dumps(asdict(event), separators=(",", ":"))
+    with transaction.atomic():
+        row, _ = RailNotification.objects.get_or_create(rail=rail.name, dedupe_key=_dedupe_key(event),
+                                                        defaults={"body": body})
+        row = RailNotification.objects.select_for_update().get(pk=row.pk)
+        if row.processed_at is not None:
+            return 0
+        if payin.payment_method == PaymentMethod.CREDIT_CARD:
+            outcome = _card_event_apply(payin.pk, event, refusal=refusal)
+        else:
+            outcome = _boleto_event_apply(payin.pk, event, first_payment=bool(paid_entries)
+                                          and event.entry_id == paid_entries[0])
+        row.outcome = outcome[:255]
+        row.processed_at = timezone.now()
+        row.save(update_fields=["outcome", "processed_at"])
+    logger.info("payments.rail_charge_event", extra={"payin_id": str(payin.pk), "entry": event.entry_id,
+                                                      "status": event.rail_status, "outcome": outcome[:100]})
+    return 1
+
+
+def _card_event_apply(payin_id, event: ChargeEvent, *, refusal: CardResult | None) -> str:
+    payin = payin_locked(payin_id)
+    if event.status == "PAID":
+        if payin.status in OPEN:
+            card_result_apply(payin, CardResult(status="PAID", installments=(payin.card or {}).get("installments")
+                                                or 0, installment_value=(payin.card or {}).get("installmentValue")
+                                                or 0))
+            return "paid"
+        if event.previous == "contested":
+            return _chargeback_decided(payin, won=True)
+        return f"ignored: {payin.status}"
+    if event.status == "FAILED":
+        result = refusal if refusal is not None and refusal.status == "FAILED" else CardResult(
+            status="FAILED", failure_code="card_declined")
+        return "failed" if card_result_apply(payin, result) is not None else f"ignored: {payin.status}"
+    if event.status == "REFUNDED":
+        if event.previous == "contested":
+            return _chargeback_decided(payin, won=False)
+        return _card_refund_confirmed(payin, amount=event.value)
+    if event.status == "CONTESTED":
+        try:
+            dispute, created = disputes.dispute_open(payin_id=payin.pk, kind=DisputeKind.CHARGEBACK,
+                                                     rail_reference=f"efi-charge-{event.charge_ref}")
+        except InvalidState as exc:
+            return f"ignored: {exc.message}"
+        return f"dispute opened {dispute.pk}" if created else f"ignored: already disputed ({dispute.pk})"
+    if event.status == "SETTLED":
+        return "settled by hand at the rail: no money moved"
+    return f"noted: {event.rail_status}"
+
+
+def _card_refund_confirmed(payin: Payin, *, amount: int | None) -> str:
+    """The rail refunded money of this card: the oldest PENDING refund of that amount (any, when it names none)."""
+    pending = Refund.objects.filter(payin=payin, status=RefundStatus.PENDING).order_by("created_at")
+    if amount is not None:
+        pending = pending.filter(amount=amount)
+    refund = pending.first()
+    if refund is None:
+        logger.error("payments.rail_refund_not_ours", extra={"payin_id": str(payin.pk), "amount": amount})
+        return "refunded at the rail with no refund asked here: staff must look"
+    payin_refunds.refund_resolve(refund_id=refund.pk, status=RefundStatus.SUCCEEDED)
+    return f"refund {refund.pk} succeeded"
+
+
+def _chargeback_decided(payin: Payin, *, won: bool) -> str:
+    dispute = Dispute.objects.filter(payin=payin, kind=DisputeKind.CHARGEBACK).first()
+    if dispute is None or dispute.status not in disputes.OPEN:
+        return "ignored: no open chargeback"
+    disputes.dispute_decide(dispute_id=dispute.pk, won=won)
+    return f"chargeback {'won' if won else 'lost'}"
+
+
+def _boleto_event_apply(payin_id, event: ChargeEvent, *, first_payment: bool) -> str:
+    payin = payin_locked(payin_id)
+    if event.status == "PAID":
+        name = payment_id(event.charge_ref) if first_payment else payment_id(event.charge_ref, event.entry_id)
+        paid = payin_services().payin_pay(payin_id=payin.pk, amount=event.value or payin.amount,
+                                          end_to_end_id=name, registered=True)
+        return "paid" if paid is not None else "unmatched or repeated"
+    if event.status in ("EXPIRED", "CANCELED") and payin.status == PayinStatus.PENDING:
+        payin_transition(payin, to=event.status)
+        return event.status.lower()
+    if event.status == "SETTLED":
+        # Marked paid by hand at the bank: no money reached us through it; the charge stays as it is.
+        logger.warning("payments.boleto_settled_by_hand", extra={"payin_id": str(payin.pk)})
+        return "settled by hand at the rail: no money moved"
+    return f"noted: {event.rail_status}"
+
+
+def payin_services():
+    """payments.payins.services, which imports this module."""
+    from payments.payins import services
+
+    return services
+
+
+# --- Reconciliation --------------------------------------------------------------------------------------------------
+def rail_charges_reconcile(rail: rails.Rail, *, older_than, limit: int = 100) -> int:
+    """Live cards still PROCESSING and bolix still PENDING at the rail, oldest first: the charge read from the rail
+    (its history, when a notification gave us its token; else `GET /charge/:id`) and applied. How many changed."""
+    open_charges = (Payin.objects.filter(livemode=True, status__in=OPEN, rail_charge_id__isnull=False,
+                                         created_at__lte=timezone.now() - older_than)
+                    .order_by("created_at").only("pk", "rail_charge_id", "rail_notification_token",
+                                                 "payment_method")[:limit])
+    refunding = (Payin.objects.filter(livemode=True, rail_charge_id__isnull=False,
+                                      refunds__status=RefundStatus.PENDING,
+                                      refunds__created_at__lte=timezone.now() - older_than)
+                 .distinct().only("pk", "rail_charge_id", "rail_notification_token", "payment_method")[:limit])
+    changed = 0
+    for payin in [*open_charges, *refunding]:
+        try:
+            changed += rail_charge_reconcile(rail, payin)
+        except RailError:
+            logger.warning("payments.rail_charge_reconcile_rail_error", extra={"payin_id": str(payin.pk)})
+    return changed
+
+
+def rail_charge_reconcile(rail: rails.Rail, payin: Payin) -> int:
+    charge_ref = str(payin.rail_charge_id)
+    if payin.rail_notification_token:
+        return charge_events_apply(rail=rail, token=payin.rail_notification_token,
+                                   events=rail.charge_history(token=payin.rail_notification_token))
+    state = rail.charge_get(charge_ref=charge_ref)
+    if state is None:
+        logger.error("payments.rail_charge_missing", extra={"payin_id": str(payin.pk), "charge_ref": charge_ref})
+        return 0
+    with transaction.atomic():
+        locked = payin_locked(payin.pk)
+        if payin.payment_method == PaymentMethod.CREDIT_CARD:
+            if state.status == "REFUNDED":
+                pending = list(Refund.objects.filter(payin=locked, status=RefundStatus.PENDING)
+                               .values_list("pk", flat=True))
+                for refund_id in pending:
+                    payin_refunds.refund_resolve(refund_id=refund_id, status=RefundStatus.SUCCEEDED)
+                return len(pending)
+            return int(state.card is not None and card_result_apply(locked, state.card) is not None)
+    if state.status == "PAID":
+        # No history read: the charge's total is what we know it was paid (the notification, when it comes, is the
+        # same first payment and changes nothing).
+        return int(payin_services().payin_pay(payin_id=payin.pk, amount=state.total,
+                                              end_to_end_id=payment_id(charge_ref), registered=True) is not None)
+    if state.status in ("EXPIRED", "CANCELED"):
+        with transaction.atomic():
+            locked = payin_locked(payin.pk)
+            if locked.status == PayinStatus.PENDING:
+                payin_transition(locked, to=state.status)
+                return 1
+    return 0

@@ -4,6 +4,7 @@ pointed at the fake, and the fake's notifications delivered to our public route 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -96,10 +97,22 @@ def charges(settings, certificates):
     settings.PUBLIC_BASE_URL = "http://testserver"
     notifier = Client()
 
+    held: list[tuple[str, str]] = []
+
     def deliver(url: str, token: str) -> int:
+        # Efí notifies after it answers: a notification made while the fake serves one of our calls (its server
+        # thread, where the test's database transaction is not visible) waits for `deliver_held`.
+        if threading.current_thread() is not threading.main_thread():
+            held.append((url, token))
+            return 0
         return notifier.post(urlsplit(url).path, data={"notification": token}).status_code
 
+    def deliver_held() -> list[int]:
+        sent, held[:] = list(held), []
+        return [deliver(url, token) for url, token in sent]
+
     fake.notification_transport = deliver
+    fake.deliver_held = deliver_held
     try:
         yield fake
     finally:
