@@ -293,6 +293,8 @@ EFI_PAYEE_CODE = env.str("EFI_PAYEE_CODE", default="")
 EFI_TOKENIZER_SCRIPT_URL = env.str(
     "EFI_TOKENIZER_SCRIPT_URL",
     default="https://cdn.jsdelivr.net/gh/efipay/js-payment-token-efi/dist/payment-token-efi-umd.min.js")
+# The origins Efí's tokenizer sends the card to, from the payer's browser (the card page's CSP connect-src).
+EFI_TOKENIZER_CONNECT_ORIGINS = env.list("EFI_TOKENIZER_CONNECT_ORIGINS", default=["https://*.efipay.com.br"])
 # How far back `rail_reconcile` asks the rail for received Pix the notifications may have missed.
 RAIL_RECONCILE_HOURS = env.float("RAIL_RECONCILE_HOURS", default=6.0)
 PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")

@@ -200,7 +200,9 @@ class Payin(models.Model):
             # (`varchar_pattern_ops`) that nothing uses and every charge writes (migration 0015).
             models.UniqueConstraint(fields=["public_token"], name="payin_public_token_unique"),
             models.UniqueConstraint(fields=["pix_txid"], name="payin_pix_txid_unique"),
-            models.UniqueConstraint(fields=["rail_charge_id"], name="payin_rail_charge_unique"),
+            # Partial: the write path of every other charge (Pix, test mode) writes no entry in it.
+            models.UniqueConstraint(fields=["rail_charge_id"], name="payin_rail_charge_unique",
+                                    condition=Q(rail_charge_id__isnull=False)),
             models.CheckConstraint(condition=Q(amount__gt=0), name="payin_amount_positive"),
             models.CheckConstraint(condition=Q(fee__gte=0, fee__lte=models.F("amount")), name="payin_fee_in_range"),
             models.CheckConstraint(condition=Q(refunded_amount__gte=0, refunded_amount__lte=models.F("amount")),

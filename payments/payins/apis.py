@@ -85,7 +85,8 @@ class PayinInstallmentsApi(ApiView):
 
     @extend_schema(operation_id="payin_installments", summary="Installment options for a card charge",
                    parameters=[OpenApiParameter("amount", int, required=True, description="Cents, at least 100."),
-                               OpenApiParameter("brand", str, required=True, enum=list(CARD_BRANDS))],
+                               OpenApiParameter("brand", str, required=True, enum=list(CARD_BRANDS),
+                                                description="The card's brand, as Efí's library tells it.")],
                    responses={200: payin_schema.Installments, **RAIL_ERRORS})
     def get(self, request: Request) -> Response:
         params = request.query_params

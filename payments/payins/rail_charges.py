@@ -187,13 +187,13 @@ def charge_events_apply(*, rail: rails.Rail, token: str, events: list[ChargeEven
             Payin.objects.filter(pk=payin.pk).update(rail_notification_token=token[:64])
         new = [event for event in charge_events if not RailNotification.objects.filter(
             rail=rail.name, dedupe_key=_dedupe_key(event)).exclude(processed_at=None).exists()]
-        refusal = None
-        if payin.payment_method == PaymentMethod.CREDIT_CARD and any(e.status == "FAILED" for e in new):
+        read = None  # a card decided: the rail's charge says how (installments, mask, a refusal's reason)
+        if payin.payment_method == PaymentMethod.CREDIT_CARD and any(e.status in ("PAID", "FAILED") for e in new):
             state = _charge_read(rail, charge_ref)
-            refusal = state.card if state is not None else None
+            read = state.card if state is not None else None
         paid_entries = [event.entry_id for event in charge_events if event.status == "PAID"]
         for event in new:
-            applied += _event_record(rail, payin, event, paid_entries=paid_entries, refusal=refusal)
+            applied += _event_record(rail, payin, event, paid_entries=paid_entries, read=read)
     return applied
 
 
@@ -209,7 +209,7 @@ def _charge_read(rail: rails.Rail, charge_ref: str) -> ChargeState | None:
 
 
 def _event_record(rail: rails.Rail, payin: Payin, event: ChargeEvent, *, paid_entries: list[int],
-                  refusal: CardResult | None) -> int:
+                  read: CardResult | None) -> int:
     """One history entry, stored (raw, as we read it) and applied in one transaction; 1 when it was new."""
     body = json.dumps(asdict(event), separators=(",", ":"))
     with transaction.atomic():
@@ -219,7 +219,7 @@ def _event_record(rail: rails.Rail, payin: Payin, event: ChargeEvent, *, paid_en
         if row.processed_at is not None:
             return 0
         if payin.payment_method == PaymentMethod.CREDIT_CARD:
-            outcome = _card_event_apply(payin.pk, event, refusal=refusal)
+            outcome = _card_event_apply(payin.pk, event, read=read)
         else:
             outcome = _boleto_event_apply(payin.pk, event, first_payment=bool(paid_entries)
                                           and event.entry_id == paid_entries[0])
@@ -231,19 +231,21 @@ def _event_record(rail: rails.Rail, payin: Payin, event: ChargeEvent, *, paid_en
     return 1
 
 
-def _card_event_apply(payin_id, event: ChargeEvent, *, refusal: CardResult | None) -> str:
+def _card_event_apply(payin_id, event: ChargeEvent, *, read: CardResult | None) -> str:
     payin = payin_locked(payin_id)
     if event.status == "PAID":
         if payin.status in OPEN:
-            card_result_apply(payin, CardResult(status="PAID", installments=(payin.card or {}).get("installments")
-                                                or 0, installment_value=(payin.card or {}).get("installmentValue")
-                                                or 0))
+            card = payin.card or {}
+            result = read if read is not None and read.status == "PAID" else CardResult(
+                status="PAID", installments=card.get("installments") or 0,
+                installment_value=card.get("installmentValue") or 0)
+            card_result_apply(payin, result)
             return "paid"
         if event.previous == "contested":
             return _chargeback_decided(payin, won=True)
         return f"ignored: {payin.status}"
     if event.status == "FAILED":
-        result = refusal if refusal is not None and refusal.status == "FAILED" else CardResult(
+        result = read if read is not None and read.status == "FAILED" else CardResult(
             status="FAILED", failure_code="card_declined")
         return "failed" if card_result_apply(payin, result) is not None else f"ignored: {payin.status}"
     if event.status == "REFUNDED":

@@ -57,6 +57,45 @@ INTEREST_BPS_MONTH = 199
 _FAULT_MODES = ("before", "after", "hang", "drop")
 
 
+TOKENIZER_SCRIPT_PATH = "/js/payment-token-efi.js"
+# The payer's card, by its last four digits, as the stub tokenizer's tokens answer /pay (any other card: paid).
+BROWSER_CARDS = {"0002": "unpaid", "0010": "approved"}
+# Efí's browser library as the page uses it (`EfiPay.CreditCard`, chained setters, promises), tokenizing through the
+# fake instead of Efí. A simple cross-origin POST (text/plain): no preflight.
+TOKENIZER_SCRIPT = """
+(function () {
+  var script = document.currentScript, base = script.src.replace(/\\/js\\/[^/]*$/, "");
+  var state = {};
+  function brandOf(number) {
+    if (/^4/.test(number)) return "visa";
+    if (/^5[1-5]/.test(number)) return "mastercard";
+    if (/^3[47]/.test(number)) return "amex";
+    if (/^(636368|438935|504175|451416|636297|5067|4576|4011|506699)/.test(number)) return "elo";
+    if (/^(606282|3841)/.test(number)) return "hipercard";
+    return "unsupported";
+  }
+  var CreditCard = {
+    setAccount: function (value) { state.account = value; return CreditCard; },
+    setEnvironment: function (value) { state.environment = value; return CreditCard; },
+    setCardNumber: function (value) { state.number = value; return CreditCard; },
+    setBrand: function (value) { state.brand = value; return CreditCard; },
+    setTotal: function (value) { state.total = value; return CreditCard; },
+    setCreditCardData: function (data) { state.card = data; return CreditCard; },
+    debugger: function () { return CreditCard; },
+    verifyCardBrand: function () { return Promise.resolve(brandOf(String(state.number || ""))); },
+    getPaymentToken: function () {
+      var card = state.card || {};
+      return fetch(base + "/tokenize", {method: "POST", headers: {"Content-Type": "text/plain"},
+        body: JSON.stringify({account: state.account, environment: state.environment, brand: card.brand,
+                              number: card.number})})
+        .then(function (response) { return response.json(); });
+    }
+  };
+  window.EfiPay = {CreditCard: CreditCard};
+})();
+"""
+
+
 class ApiError(Exception):
     def __init__(self, status: int, error: str, description: Any, code: int | None = None) -> None:
         super().__init__(str(description))
@@ -100,6 +139,7 @@ class FakeEfiCharges:
         self.histories: dict[str, list[Json]] = {}  # notification token -> entries
         self.requests_log: list[Json] = []
         self.deliveries: list[Json] = []
+        self.tokenizations: list[Json] = []  # what the browser's tokenizer was given (never the whole number)
         self.tokens_read: Counter[str] = Counter()  # Efí counts a notification delivered when its token is read
         self.pays: Counter[int] = Counter()  # POST /pay per charge_id
         self.token_requests = 0
@@ -306,6 +346,9 @@ class FakeEfiCharges:
     def _serve(self, handler: _Handler) -> None:
         parts = urlsplit(handler.path)
         raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        if parts.path in (TOKENIZER_SCRIPT_PATH, "/tokenize"):
+            self._serve_browser(handler, parts.path, raw)
+            return
         entry: Json = {"method": handler.command, "path": parts.path, "query": parts.query, "body": None,
                        "authorization_scheme": (handler.headers.get("Authorization") or " ").split(" ")[0],
                        "status": None}
@@ -345,6 +388,39 @@ class FakeEfiCharges:
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    @property
+    def tokenizer_script_url(self) -> str:
+        """The stand-in for Efí's browser library (EFI_TOKENIZER_SCRIPT_URL in the browser tests)."""
+        return self.url.removesuffix("/v1") + TOKENIZER_SCRIPT_PATH
+
+    def _serve_browser(self, handler: _Handler, path: str, raw: bytes) -> None:
+        """The payer's browser: the tokenizer script, and the tokenization it calls (a simple cross-origin POST)."""
+        with self._lock:
+            self.requests_log.append({"method": handler.command, "path": path, "query": "", "body": None,
+                                      "authorization_scheme": "", "status": 200})
+        if path == TOKENIZER_SCRIPT_PATH:
+            data, content_type = TOKENIZER_SCRIPT.encode(), "application/javascript"
+        else:
+            try:
+                card = json.loads(raw)
+                payee_code, number = str(card["account"]), "".join(ch for ch in str(card["number"]) if ch.isdigit())
+            except (ValueError, KeyError, TypeError):
+                payee_code, number = "", ""
+            with self._lock:
+                self.tokenizations.append({"payee_code": payee_code, "environment": card.get("environment"),
+                                           "last4": number[-4:]})
+            outcome = BROWSER_CARDS.get(number[-4:], "paid")
+            token = self.card_token(outcome=outcome, reason="Saldo insuficiente." if outcome == "unpaid" else REFUSAL,
+                                    brand=str(card.get("brand") or "visa"), last4=number[-4:])
+            data = json.dumps({"payment_token": token, "card_mask": f"XXXXXXXXXXXX{number[-4:]}"}).encode()
+            content_type = "application/json"
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.send_header("Access-Control-Allow-Origin", "*")
         handler.end_headers()
         handler.wfile.write(data)
 
