@@ -192,3 +192,14 @@ def test_the_merchants_evidence_on_an_efi_chargeback_is_not_sent_to_the_med_api(
     dispute.refresh_from_db()
     assert (dispute.status, dispute.rail_answer) == ("UNDER_REVIEW", "")
 
+
+
+def test_a_hosted_card_waiting_for_its_payer_is_not_asked_about(charges, live):
+    response = live.post("/payin", card_body(None), format="json")
+    age(response.json())
+
+    assert cards.card_charges_reconcile(older_than=timedelta(0)) == 0
+    call_command("rail_reconcile")
+
+    assert get(live, response.json()["id"])["status"] == "PENDING"
+    assert charges.requests_log == []  # nothing at Efí to ask about
