@@ -11,6 +11,7 @@ from payments.disputes.apis import (
 )
 from payments.ledger.apis import BalanceApi, BalanceTransactionsApi
 from payments.payins.apis import (
+    BoletoSettingsApi,
     PayinCancelApi,
     PayinDetailApi,
     PayinInstallmentsApi,
@@ -33,6 +34,7 @@ urlpatterns = [
     path("balance/transactions", BalanceTransactionsApi.as_view(), name="balance-transactions"),
     path("payin", PayinsApi.as_view(), name="payins"),
     path("payin/installments", PayinInstallmentsApi.as_view(), name="payin-installments"),
+    path("payin/boleto-settings", BoletoSettingsApi.as_view(), name="boleto-settings"),
     path("payin/<str:payin_id>", PayinDetailApi.as_view(), name="payin"),
     path("payin/<str:payin_id>/cancel", PayinCancelApi.as_view(), name="payin-cancel"),
     path("payin/<str:payin_id>/refunds", PayinRefundsApi.as_view(), name="payin-refunds"),

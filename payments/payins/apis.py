@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
+from accounts.services import merchant_settings_change
 from core import dates, readcache
 from core.api import (
     ApiView,
@@ -24,7 +25,7 @@ from core.api import (
 from core.errors import validation_error
 from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
 from integrations.idempotency import idempotent
-from payments import fields
+from payments import fields, policy
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
 from payments.models import PayinStatus, PaymentMethod
 from payments.payins import refunds
@@ -105,6 +106,37 @@ class PayinInstallmentsApi(ApiView):
         options = payin_selectors.installments_get(livemode=request.auth.livemode, brand=brand,
                                                    amount=int(amount_text))
         return Response({"amount": int(amount_text), "brand": brand, "data": options})
+
+
+class BoletoSettingsApi(ApiView):
+    """boletoFine and boletoInterest: what a payer pays on top of a live boleto paid after its due date (the bank
+    charges it; the charge's `boleto.paidAmount` says what was paid). 0 is none, the default."""
+
+    class SettingsRequest(StrictSerializer):
+        boletoFine = StrictIntegerField(required=False, min_value=0, max_value=1000,
+                                        help_text="Basis points of the amount, once: 200 is 2%. At most 1000.")
+        boletoInterest = StrictIntegerField(required=False, min_value=0, max_value=1000,
+                                            help_text="Basis points of the amount a month, charged by the day: 100 "
+                                                      "is 1% a month. At most 1000.")
+
+    @extend_schema(operation_id="boleto_settings_retrieve", summary="A late live boleto's fine and interest",
+                   responses=payin_schema.BoletoSettings)
+    def get(self, request: Request) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
+        return Response(_boleto_settings(request.auth.merchant))
+
+    @extend_schema(operation_id="boleto_settings_update", summary="Set a late live boleto's fine and interest",
+                   request=SettingsRequest, responses=payin_schema.BoletoSettings)
+    def patch(self, request: Request) -> Response:
+        data = self.SettingsRequest.validated(request.data)
+        names = {"boletoFine": "boleto_fine_bps", "boletoInterest": "boleto_interest_bps"}
+        merchant_settings_change(merchant=request.auth.merchant, actor=None, actor_key=request.auth.public_key,
+                                 changes={names[key]: value for key, value in data.items()})
+        return Response(_boleto_settings(request.auth.merchant))
+
+
+def _boleto_settings(merchant) -> dict:
+    return {"boletoFine": policy.boleto_fine_bps(merchant), "boletoInterest": policy.boleto_interest_bps(merchant)}
 
 
 class PayinDetailApi(ApiView):

@@ -202,6 +202,12 @@ class Refund(serializers.Serializer):
     updatedAt = serializers.DateTimeField()
 
 
+class BoletoSettings(serializers.Serializer):
+    boletoFine = serializers.IntegerField(help_text="Basis points of the amount, once (200 is 2%); 0: none.")
+    boletoInterest = serializers.IntegerField(help_text="Basis points of the amount a month (100 is 1% a month); "
+                                                        "0: none.")
+
+
 class InstallmentOption(serializers.Serializer):
     installments = serializers.IntegerField()
     installmentValue = serializers.IntegerField(help_text="Cents.")

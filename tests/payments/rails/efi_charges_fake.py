@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo
 
 import requests
 
@@ -47,6 +48,7 @@ from tests.payments.rails.efi_fake import Certificates, _Handler, _Server
 Json = dict[str, Any]
 Transport = Callable[[str, str], int]
 
+BRASILIA = ZoneInfo("America/Sao_Paulo")
 EFI_BANK_CODE = "364"
 STATUSES = ("new", "waiting", "approved", "paid", "unpaid", "refunded", "contested", "canceled", "settled",
             "expired")
@@ -203,7 +205,8 @@ class FakeEfiCharges:
             self._connections.discard(connection)
 
     def today(self) -> date:
-        return (datetime.now(UTC) + self._today_offset).date()
+        """Efí's calendar day: Brasília's, as boletos' due dates are."""
+        return (datetime.now(BRASILIA) + self._today_offset).date()
 
     def advance_days(self, days: int) -> None:
         self._today_offset += timedelta(days=days)

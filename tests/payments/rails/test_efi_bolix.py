@@ -11,7 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from accounts.models import AccountEvent
 from core.dates import sao_paulo_today
+from integrations.models import ApiKey
 from payments.formats import boleto
 from payments.models import Payin, RailNotification, UnmatchedPayment
 from payments.payins.services import payins_expire
@@ -241,3 +243,25 @@ def test_cancel_of_a_waiting_bolix_cancels_it_at_efi_and_a_paid_one_is_409(charg
     assert charges.charges[charge_id_of(waiting)]["status"] == "canceled"
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "invalid_state"
     assert get(live, paid["id"])["status"] == "PAID"  # the payment wins
+
+
+def test_the_merchant_sets_its_fine_and_interest_through_the_api_and_the_change_is_audited(charges, live, merchant):
+    before = live.get("/payin/boleto-settings")
+    changed = live.patch("/payin/boleto-settings", {"boletoFine": 200, "boletoInterest": 100}, format="json")
+    too_much = live.patch("/payin/boleto-settings", {"boletoFine": 1001, "boletoInterest": 1.5}, format="json")
+
+    assert (before.status_code, before.json()) == (200, {"boletoFine": 0, "boletoInterest": 0})
+    assert (changed.status_code, changed.json()) == (200, {"boletoFine": 200, "boletoInterest": 100})
+    assert too_much.status_code == 400
+    assert [d["param"] for d in too_much.json()["error"]["details"]] == ["boletoFine", "boletoInterest"]
+    [line] = AccountEvent.objects.filter(merchant=merchant, action="settings_changed")
+    assert (line.actor_key, line.details) == (live_key(live), {"changes": {
+        "boleto_fine_bps": {"from": None, "to": 200}, "boleto_interest_bps": {"from": None, "to": 100}}})
+    create(live)
+    [one_step] = [r for r in charges.requests_log if r["path"] == "/v1/charge/one-step"]
+    assert one_step["body"]["payment"]["banking_billet"]["configurations"] == {
+        "days_to_write_off": 30, "fine": 200, "interest": {"value": 100, "type": "monthly"}}
+
+
+def live_key(client) -> str:
+    return ApiKey.objects.get(livemode=True).public_key
