@@ -40,7 +40,8 @@ from payments.payins.validation import payin_request_validate
 
 class PayinsApi(ApiView):
     @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
-                   request=payin_schema.PayinRequest, responses={201: payin_schema.Payin, **RAIL_ERRORS})
+                   request=payin_schema.PayinRequest,
+                   responses={201: payin_schema.Payin, 202: payin_schema.Payin, **RAIL_ERRORS})
     @idempotent
     def post(self, request: Request) -> Response:
         data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,

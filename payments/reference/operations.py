@@ -83,7 +83,10 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
         "Creates a charge. PIX and BOLETO charges answer PENDING with the QR code or the boleto; a CREDIT_CARD charge "
         "is authorized and captured within the request and answers PAID, or FAILED with `failureCode` (still 201). "
         "Every invalid field is reported at once in `error.details`. In test mode only the test cards are accepted "
-        "(see docs/sandbox.md). Send an `Idempotency-Key` to retry safely.", PAYIN_EXAMPLES),
+        "(see docs/sandbox.md). In live mode a card is Efí's browser token (`card: {token, installments}`; a card "
+        "number is 400 raw_card_data_not_allowed) or absent (the payer pays on `paymentUrl`), and a card Efí has not "
+        "decided yet answers 202 PROCESSING: wait for its webhook (docs/cards.md). Send an `Idempotency-Key` to "
+        "retry safely.", PAYIN_EXAMPLES),
     "payin_list": ("Charges, filtered by status, paymentMethod, referenceId and creation time. " + _LIST, None),
     "payin_retrieve": ("One charge, with its current status. Another merchant's or mode's charge is 404.", None),
     "payin_installments": ("The installments a card of `brand` can pay `amount` in: Efí's table in live mode (with "
