@@ -39,6 +39,7 @@ from payments.hosted.links import qrcode_image_url
 from payments.models import Payin, PayinStatus, PaymentMethod
 from payments.payins import rail_charges
 from payments.payins.errors import RailUnavailable
+from payments.payins.selectors import CARD_BRANDS as INSTALLMENT_BRANDS
 from payments.payins.validation import RAIL_TOKEN
 from payments.rails.base import RailError
 from payments.templatetags.payments_format import SAO_PAULO, brl
@@ -334,7 +335,7 @@ def pay_installments(request: HttpRequest, token: str) -> JsonResponse:
     """The card form's installments: the rail's table for the charge's amount and the brand the browser found."""
     payin = _payin_for_token(token)
     brand = request.GET.get("brand", "")
-    if payin.payment_method != PaymentMethod.CREDIT_CARD or brand not in CARD_BRANDS:
+    if payin.payment_method != PaymentMethod.CREDIT_CARD or brand not in INSTALLMENT_BRANDS:
         return JsonResponse({"data": []}, status=400)
     try:
         options = rails.for_mode(payin.livemode).installments(brand=brand, amount=payin.amount)
