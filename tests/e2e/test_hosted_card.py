@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from payments.models import Payin
 from tests.factories import ApiKeyFactory, MerchantFactory
 from tests.payments.payins.test_payin_api import ADDRESS_IN, payin_body
+from tests.payments.rails.conftest import NO_PIX_API
 from tests.payments.rails.efi_charges_fake import FakeEfiCharges
 from tests.payments.rails.efi_fake import Certificates
 
@@ -26,6 +27,7 @@ def fake(tmp_path, settings, server) -> Iterator[FakeEfiCharges]:
     running = FakeEfiCharges(Certificates(tmp_path / "certificates")).start()
     origin = "https://" + urlsplit(running.url).netloc
     settings.PAYMENTS_RAIL = "efi"
+    settings.EFI_BASE_URL = NO_PIX_API
     settings.EFI_CHARGES_BASE_URL = running.url
     settings.EFI_CLIENT_ID, settings.EFI_CLIENT_SECRET = running.client_id, running.client_secret
     settings.EFI_CA_FILE = str(running.certificates.ca_file)

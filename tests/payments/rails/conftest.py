@@ -72,11 +72,13 @@ def dashboard_live(client, user) -> None:
 
 
 PAYEE_CODE = "0123456789abcdef0123456789abcdef"
+NO_PIX_API = "https://127.0.0.1:9"  # the discard port: refused at once, never a real bank
 
 
 def efi_charges_settings(settings, fake, *, timeout: float = 3.0) -> None:
     """The Charges API's settings pointed at `fake` (a FakeEfiCharges); the Pix API's are left as they are."""
     settings.PAYMENTS_RAIL = "efi"
+    settings.EFI_BASE_URL = NO_PIX_API  # the Pix API is not under test here: reconciliation's Pix calls fail at once
     settings.EFI_CHARGES_BASE_URL = fake.url
     settings.EFI_CLIENT_ID, settings.EFI_CLIENT_SECRET = fake.client_id, fake.client_secret
     settings.EFI_CA_FILE = str(fake.certificates.ca_file)

@@ -23,6 +23,7 @@ from tests.conftest import broker_redis
 from tests.factories import ApiKeyFactory, MerchantFactory
 from tests.payments.payins.test_payin_api import ADDRESS_IN, payin_body
 from tests.payments.payouts.test_payout_api import fund
+from tests.payments.rails.conftest import NO_PIX_API
 from tests.payments.rails.efi_charges_fake import FakeEfiCharges
 from tests.payments.rails.test_efi_live_journey import Api, Stack, database_url, free_port, gunicorn_options, wait_for
 
@@ -58,6 +59,7 @@ def stack(fake, transactional_db, tmp_path) -> Iterator[Stack]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "PUBLIC_BASE_URL": base_url,
         "PAYMENTS_RAIL": "efi",
+        "EFI_BASE_URL": NO_PIX_API,  # the Pix API is not part of this journey
         "EFI_CHARGES_BASE_URL": fake.url,
         "EFI_CLIENT_ID": fake.client_id,
         "EFI_CLIENT_SECRET": fake.client_secret,
