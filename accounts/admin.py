@@ -112,6 +112,8 @@ class MerchantAdmin(admin.ModelAdmin):
         ("Fees and limits (empty: the default setting)", {"fields": [
             "pix_fee_bps", "card_fee_bps", "card_fee_fixed", "boleto_fee_fixed", "payout_fee_fixed",
             "charge_max_amount", "payout_max_amount", "payout_daily_max", "card_settlement_days"]}),
+        ("Live boletos: late payment (empty: the default setting)", {"fields": [
+            "boleto_fine_bps", "boleto_interest_bps"]}),
     ]
     inlines = [KycSubmissionInline, AccountEventInline]
     actions = ["approve_kyc", "reject_kyc", "revoke_kyc", "suspend", "reactivate"]

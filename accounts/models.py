@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -87,6 +88,15 @@ class Merchant(models.Model):
     card_settlement_days = models.PositiveIntegerField(
         null=True, blank=True,
         help_text="Days before live card money becomes available; default CARD_SETTLEMENT_DAYS (test mode: 0).")
+    # Live boletos (registered at the bank): what a late payer pays on top. Empty or 0: nothing (the default).
+    boleto_fine_bps = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(1000)],
+        help_text="boletoFine: fine on a late live boleto, in basis points of the amount (200 = 2%, at most 1000); "
+                  "default BOLETO_FINE_BPS (0: none).")
+    boleto_interest_bps = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(1000)],
+        help_text="boletoInterest: interest on a late live boleto, in basis points of the amount a month (100 = 1% "
+                  "a month, charged by the day; at most 1000); default BOLETO_INTEREST_BPS (0: none).")
     require_two_factor = models.BooleanField(
         default=False, help_text="Every member must use a second factor before the dashboard opens (set by the owner).")
     created_at = models.DateTimeField(default=timezone.now)

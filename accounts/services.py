@@ -140,25 +140,30 @@ def merchant_reactivate(*, merchant: Merchant, actor: User | None, reason: str =
 
 
 def audit_record(*, merchant: Merchant, actor: User | None, action: str, reason: str = "", details: dict | None = None,
-                 from_status: str = "", to_status: str = "") -> AccountEvent:
+                 from_status: str = "", to_status: str = "", actor_key: str = "") -> AccountEvent:
     """Add a line to the merchant's audit trail. Call it inside the transaction of the change it records, so the
     change and its audit line are committed together or not at all."""
     return AccountEvent.objects.create(merchant=merchant, actor=actor, action=action, reason=reason,
-                                       details=details or {}, from_status=from_status, to_status=to_status)
+                                       details=details or {}, from_status=from_status, to_status=to_status,
+                                       actor_key=actor_key)
 
 
 # Fields of a merchant staff may change in the admin. Status fields have their own services (KYC, suspension).
 MERCHANT_SETTINGS = (
     "name", "api_rate_limit", "pix_fee_bps", "card_fee_bps", "card_fee_fixed", "boleto_fee_fixed", "payout_fee_fixed",
     "charge_max_amount", "payout_max_amount", "payout_daily_max", "card_settlement_days",
+    "boleto_fine_bps", "boleto_interest_bps",
 )
+# Of those, what a merchant sets for itself (the API's boleto settings): a late live boleto's fine and interest.
+MERCHANT_OWN_SETTINGS = ("boleto_fine_bps", "boleto_interest_bps")
 
 
 def _shown(value: Any) -> str:
     return "default" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
-def merchant_settings_change(*, merchant: Merchant, actor: User | None, changes: dict[str, Any]) -> AccountEvent | None:
+def merchant_settings_change(*, merchant: Merchant, actor: User | None, changes: dict[str, Any],
+                             actor_key: str = "") -> AccountEvent | None:
     """Staff override a merchant's name, fees, limits or rate limit (None: back to the setting's default). Only the
     changed columns are written, so a KYC decision or suspension made meanwhile is not overwritten with a stale
     value; the audit line records each field's old and new value."""
@@ -173,7 +178,8 @@ def merchant_settings_change(*, merchant: Merchant, actor: User | None, changes:
             return None
         Merchant.objects.filter(pk=merchant.pk).update(**{field: change["to"] for field, change in diff.items()})
         event = audit_record(
-            merchant=merchant, actor=actor, action=AccountEvent.Action.SETTINGS_CHANGED, details={"changes": diff},
+            merchant=merchant, actor=actor, actor_key=actor_key, action=AccountEvent.Action.SETTINGS_CHANGED,
+            details={"changes": diff},
             reason="; ".join(f"{field}: {_shown(c['from'])} → {_shown(c['to'])}" for field, c in diff.items()))
         # The API serves the name and rate limit from its key cache: it drops the merchant.
         merchant_changed.send(sender=Merchant, merchant_id=merchant.pk)

@@ -295,6 +295,19 @@ EFI_TIMEOUT_SECONDS = env.float("EFI_TIMEOUT_SECONDS", default=10.0)
 # moves nothing. EFI_WEBHOOK_MTLS=true when the HTTPS front end checks Efí's client certificate itself (see README).
 EFI_WEBHOOK_SECRET = env.str("EFI_WEBHOOK_SECRET", default="")
 EFI_WEBHOOK_MTLS = env.bool("EFI_WEBHOOK_MTLS", default=False)
+# Efí's Charges API (API Cobranças: live cards and bolix), the same application (EFI_CLIENT_ID/SECRET) with its
+# charges scopes; no client certificate. The sandbox host is https://cobrancas-h.api.efipay.com.br/v1. EFI_PAYEE_CODE
+# is the account's "Identificador de Conta", which the browser's tokenizer needs (docs/efi.md).
+# The only JSON-API routes that take a form body: a rail that POSTs its notifications as a form (Efí's Charges API).
+API_FORM_BODY_PREFIXES = ("/rails/efi/charges/notify/",)
+EFI_CHARGES_BASE_URL = env.str("EFI_CHARGES_BASE_URL", default="https://cobrancas.api.efipay.com.br/v1").rstrip("/")
+EFI_PAYEE_CODE = env.str("EFI_PAYEE_CODE", default="")
+# The origin of Efí's card tokenizer script, the one origin the hosted card page's CSP allows besides ours.
+EFI_TOKENIZER_SCRIPT_URL = env.str(
+    "EFI_TOKENIZER_SCRIPT_URL",
+    default="https://cdn.jsdelivr.net/gh/efipay/js-payment-token-efi/dist/payment-token-efi-umd.min.js")
+# The origins Efí's tokenizer sends the card to, from the payer's browser (the card page's CSP connect-src).
+EFI_TOKENIZER_CONNECT_ORIGINS = env.list("EFI_TOKENIZER_CONNECT_ORIGINS", default=["https://*.efipay.com.br"])
 # How far back `rail_reconcile` asks the rail for received Pix the notifications may have missed.
 RAIL_RECONCILE_HOURS = env.float("RAIL_RECONCILE_HOURS", default=6.0)
 PIX_MERCHANT_CITY = env.str("PIX_MERCHANT_CITY", default="SAO PAULO")
@@ -313,6 +326,11 @@ PAYOUT_DAILY_MAX = env.int("PAYOUT_DAILY_MAX", default=20_000_000)
 # 5 on Efí), never more than this.
 PAYOUT_BATCH_MAX = env.int("PAYOUT_BATCH_MAX", default=50)
 CARD_SETTLEMENT_DAYS = env.int("CARD_SETTLEMENT_DAYS", default=30)
+# Live boletos registered at the bank (Efí's bolix): the fine and monthly interest of a late payment (basis points;
+# 0 is none, per merchant in the admin), and the days after the due date the bank still takes payment.
+BOLETO_FINE_BPS = env.int("BOLETO_FINE_BPS", default=0)
+BOLETO_INTEREST_BPS = env.int("BOLETO_INTEREST_BPS", default=0)
+BOLETO_DAYS_TO_WRITE_OFF = env.int("BOLETO_DAYS_TO_WRITE_OFF", default=30)
 # Days a merchant has to answer a dispute with evidence before it is LOST (issue 14): card chargebacks, Pix MED.
 DISPUTE_CHARGEBACK_EVIDENCE_DAYS = env.int("DISPUTE_CHARGEBACK_EVIDENCE_DAYS", default=7)
 DISPUTE_MED_EVIDENCE_DAYS = env.int("DISPUTE_MED_EVIDENCE_DAYS", default=7)

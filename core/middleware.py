@@ -129,7 +129,9 @@ class ApiErrorMiddleware:
                 return api.PayloadTooLarge(f"Request bodies are limited to {limit // 1024} KiB")
         if request.method in BODY_METHODS and length > 0:
             content_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
-            if content_type != "application/json":
+            form_allowed = request.path_info.startswith(tuple(settings.API_FORM_BODY_PREFIXES))
+            if content_type != "application/json" and not (
+                    form_allowed and content_type in ("application/x-www-form-urlencoded", "multipart/form-data")):
                 return api.UnsupportedMediaType()
         return None
 

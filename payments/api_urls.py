@@ -11,8 +11,10 @@ from payments.disputes.apis import (
 )
 from payments.ledger.apis import BalanceApi, BalanceTransactionsApi
 from payments.payins.apis import (
+    BoletoSettingsApi,
     PayinCancelApi,
     PayinDetailApi,
+    PayinInstallmentsApi,
     PayinRefundsApi,
     PayinsApi,
     SandboxPayinSimulateApi,
@@ -31,6 +33,8 @@ urlpatterns = [
     path("balance", BalanceApi.as_view(), name="balance"),
     path("balance/transactions", BalanceTransactionsApi.as_view(), name="balance-transactions"),
     path("payin", PayinsApi.as_view(), name="payins"),
+    path("payin/installments", PayinInstallmentsApi.as_view(), name="payin-installments"),
+    path("payin/boleto-settings", BoletoSettingsApi.as_view(), name="boleto-settings"),
     path("payin/<str:payin_id>", PayinDetailApi.as_view(), name="payin"),
     path("payin/<str:payin_id>/cancel", PayinCancelApi.as_view(), name="payin-cancel"),
     path("payin/<str:payin_id>/refunds", PayinRefundsApi.as_view(), name="payin-refunds"),

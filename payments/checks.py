@@ -33,7 +33,8 @@ def efi_settings_check(app_configs, **kwargs) -> list:
     if settings.PAYMENTS_RAIL != "efi":
         return []
     errors = []
-    for name in ("EFI_BASE_URL", "EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY"):
+    for name in ("EFI_BASE_URL", "EFI_CLIENT_ID", "EFI_CLIENT_SECRET", "EFI_CERT_FILE", "PIX_KEY",
+                 "EFI_CHARGES_BASE_URL", "EFI_PAYEE_CODE"):
         if not getattr(settings, name):
             errors.append(Error(f"PAYMENTS_RAIL=efi needs {name}.", id="payments.E002"))
     if settings.PIX_KEY and settings.PIX_KEY.lower() == SANDBOX_PIX_KEY:
@@ -46,8 +47,10 @@ def efi_settings_check(app_configs, **kwargs) -> list:
         errors.append(Error(
             f"PIX_KEY ({settings.PIX_KEY}) is not a Pix key: a CPF or CNPJ (digits), an e-mail, a phone "
             "(+55 and the number) or a random key (a UUID).", id="payments.E009"))
-    if settings.EFI_BASE_URL and not settings.EFI_BASE_URL.startswith("https://"):
-        errors.append(Error(f"EFI_BASE_URL must be https:// (it is {settings.EFI_BASE_URL}).", id="payments.E003"))
+    for name in ("EFI_BASE_URL", "EFI_CHARGES_BASE_URL", "EFI_TOKENIZER_SCRIPT_URL"):
+        url = getattr(settings, name)
+        if url and not url.startswith("https://"):
+            errors.append(Error(f"{name} must be https:// (it is {url}).", id="payments.E003"))
     if settings.EFI_CERT_FILE:
         problem = _certificate_problem(settings.EFI_CERT_FILE)
         if problem:

@@ -58,3 +58,14 @@ def card_settlement_days(*, merchant: Merchant, livemode: bool) -> int:
     if not livemode:
         return 0
     return _override(merchant.card_settlement_days, settings.CARD_SETTLEMENT_DAYS)
+
+
+# --- Live boletos ----------------------------------------------------------------------------------------------------
+def boleto_fine_bps(merchant: Merchant) -> int:
+    """boletoFine: the fine of a late live boleto, in basis points of its amount (0: none)."""
+    return _override(merchant.boleto_fine_bps, settings.BOLETO_FINE_BPS)
+
+
+def boleto_interest_bps(merchant: Merchant) -> int:
+    """boletoInterest: the interest of a late live boleto, in basis points of its amount a month (0: none)."""
+    return _override(merchant.boleto_interest_bps, settings.BOLETO_INTEREST_BPS)

@@ -9,6 +9,7 @@ from core.ids import uuid7
 
 class EventType(models.TextChoices):
     PAYIN_CREATED = "payin.created"
+    PAYIN_PROCESSING = "payin.processing"
     PAYIN_PAID = "payin.paid"
     PAYIN_FAILED = "payin.failed"
     PAYIN_EXPIRED = "payin.expired"

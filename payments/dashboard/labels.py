@@ -13,6 +13,7 @@ from django.utils.translation import pgettext_lazy
 
 CHARGE_STATUS = {
     "PENDING": pgettext_lazy("charge status", "Pending"), "PAID": pgettext_lazy("charge status", "Paid"),
+    "PROCESSING": pgettext_lazy("charge status", "Processing"),
     "FAILED": pgettext_lazy("charge status", "Failed"), "EXPIRED": pgettext_lazy("charge status", "Expired"),
     "CANCELED": pgettext_lazy("charge status", "Canceled"),
     "PARTIALLY_REFUNDED": pgettext_lazy("charge status", "Partially Refunded"),

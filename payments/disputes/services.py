@@ -146,11 +146,13 @@ def dispute_accept(*, merchant: Merchant, livemode: bool, dispute_id) -> Dispute
     """The merchant gives the case up: the held money goes to the payer. A live rail's case is the rail's to close:
     the acceptance is sent to it as the answer and the case stays OPEN, its money held, until the rail closes it
     (`dispute_rail_apply`: ACCEPTED, or WON if the rail left the money with the merchant after all)."""
-    rail_case = (Dispute.objects.filter(pk=dispute_id, merchant=merchant, livemode=livemode)
-                 .values_list("rail_reference", flat=True).first())
-    if rail_case is None:
+    found = (Dispute.objects.filter(pk=dispute_id, merchant=merchant, livemode=livemode)
+             .values_list("rail_reference", "kind").first())
+    if found is None:
         raise NotFound("No such dispute")
-    if not rail_case:
+    # Only a MED case is answered through the rail's API; a card chargeback the rail opened (Efí's `contested`) is
+    # answered at the rail's own dashboard, and decided by the rail either way.
+    if not rail_answers(*found):
         return _dispute_move(dispute_id, to=DisputeStatus.ACCEPTED, merchant=merchant, livemode=livemode)
     with transaction.atomic():
         dispute = Dispute.objects.select_for_update().get(pk=dispute_id)
@@ -211,7 +213,7 @@ def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, live
             check(dispute)
         if to in CLOSED:
             changes["closed_at"] = now
-        if answer and dispute.rail_reference:
+        if answer and rail_answers(dispute.rail_reference, dispute.kind):
             changes["rail_answer"] = DisputeRailAnswer.PENDING
             _answer_queue(dispute_id)
         updated = Dispute.objects.filter(pk=dispute.pk, status__in=sources or TRANSITIONS[to]).update(
@@ -230,6 +232,11 @@ def _dispute_move(dispute_id, *, to: str, merchant: Merchant | None = None, live
                       previous_status=source)
     logger.info("payments.dispute_moved", extra={"dispute_id": str(dispute.id), "status": to})
     return dispute
+
+
+def rail_answers(rail_reference: str, kind: str) -> bool:
+    """Whether the merchant's answer to a case goes to the rail through its API: a MED case the rail opened."""
+    return bool(rail_reference) and kind == DisputeKind.MED
 
 
 # --- Cases the rail opened -------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ urlpatterns = [
     path("pay/<str:token>", hosted.pay_page, name="page"),
     path("pay/<str:token>/status", hosted.pay_status, name="status"),
     path("pay/<str:token>/boleto", hosted.boleto_page, name="boleto"),
+    path("pay/<str:token>/installments", hosted.pay_installments, name="installments"),
+    path("pay/<str:token>/card", hosted.pay_card, name="card"),
     # Under the API's paths (its 404 is the API's JSON error body), beside the other /payin/{id} URLs.
     path("payin/<uuid:payin_id>/qrcode.png", hosted.qrcode_png, name="qrcode"),
 ]

@@ -22,20 +22,28 @@ from uuid import UUID
 import segno
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotFound, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.selectors import merchant_display_name
 from core.api import timestamp
+from core.errors import InvalidState
+from core.formats.contact import UF_CODES
+from payments import rails
 from payments.formats import boleto as boleto_format
 from payments.formats.itf import itf_svg
 from payments.hosted.links import qrcode_image_url
 from payments.models import Payin, PayinStatus, PaymentMethod
-from payments.templatetags.payments_format import SAO_PAULO
+from payments.payins import rail_charges
+from payments.payins.errors import RailUnavailable
+from payments.payins.selectors import CARD_BRANDS as INSTALLMENT_BRANDS
+from payments.payins.validation import RAIL_TOKEN
+from payments.rails.base import RailError
+from payments.templatetags.payments_format import SAO_PAULO, brl
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +81,8 @@ _LANGUAGE_RANGES_READ = 20  # a header is a few ranges; a long one is not read p
 # pay.js, so the live refresh and a reload always say the same thing.
 STATUS_TEXT: dict[str, tuple[str, str]] = {
     PayinStatus.PENDING: (_("Waiting for payment"), ""),
+    # A live card the network is deciding (ADR 0085).
+    PayinStatus.PROCESSING: (_("Processing"), _("Your card payment is being confirmed. This page updates by itself.")),
     PayinStatus.PAID: (_("Paid"), _("Payment received. You can close this page.")),
     PayinStatus.EXPIRED: (_("Expired"), _("This charge expired before it was paid. Ask the seller for a new one.")),
     PayinStatus.CANCELED: (_("Canceled"), _("The seller canceled this charge. Do not pay it.")),
@@ -112,7 +122,8 @@ def _public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             response = view(request, *args, **kwargs)
         response["Content-Language"] = language  # LanguageMiddleware adds Vary: Accept-Language
         response["X-Robots-Tag"] = "noindex"
-        response["Referrer-Policy"] = "no-referrer"
+        if "Referrer-Policy" not in response:
+            response["Referrer-Policy"] = "no-referrer"
         if "Cache-Control" not in response:
             response["Cache-Control"] = "no-store"
         return response
@@ -143,20 +154,39 @@ def portuguese_always(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
     return view
 
 
-def _content_security_policy() -> str:
+def _content_security_policy(*, card_form: bool = False) -> str:
     # A script injected into this page could swap the Pix code for someone else's: only our own files run. The QR
     # image comes from PUBLIC_BASE_URL, which may be another origin than the one serving the page (a proxy, a laptop).
+    # The card form's page alone also runs the rail's tokenizer, from exactly its origin, which talks to its rail; the
+    # form posts only to us (ADR 0086).
     base = urlsplit(settings.PUBLIC_BASE_URL)
+    scripts = connect = ""
+    form_action = "'none'"
+    if card_form:
+        tokenizer = tokenizer_origin()
+        scripts = f" {tokenizer}"
+        connect = " ".join(["", tokenizer, *settings.EFI_TOKENIZER_CONNECT_ORIGINS])
+        form_action = "'self'"
     return (
-        "default-src 'none'; script-src 'self'; style-src 'self'; "
-        f"img-src 'self' {base.scheme}://{base.netloc}; connect-src 'self'; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        f"default-src 'none'; script-src 'self'{scripts}; style-src 'self'; "
+        f"img-src 'self' {base.scheme}://{base.netloc}; connect-src 'self'{connect}; "
+        f"base-uri 'none'; form-action {form_action}; frame-ancestors 'none'"
     )
 
 
-def _render_page(request: HttpRequest, template: str, context: dict) -> HttpResponse:
-    response = render(request, template, context)
-    response["Content-Security-Policy"] = _content_security_policy()
+def tokenizer_origin() -> str:
+    parts = urlsplit(settings.EFI_TOKENIZER_SCRIPT_URL)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _render_page(request: HttpRequest, template: str, context: dict, *, status: int = 200) -> HttpResponse:
+    card_form = bool(context.get("card_form"))
+    response = render(request, template, context, status=status)
+    response["Content-Security-Policy"] = _content_security_policy(card_form=card_form)
+    if card_form:
+        # The form posts to us: the browser must name our origin (CSRF's Origin check), which `no-referrer` turns
+        # into "null". Still nothing goes to another origin (the tokenizer's requests carry no Referer).
+        response["Referrer-Policy"] = "same-origin"
     return response
 
 
@@ -184,7 +214,7 @@ def _payable(payin: Payin, now: datetime) -> bool:
 
 def _status_texts(payin: Payin) -> dict[str, tuple[str, str]]:
     texts = dict(STATUS_TEXT)
-    if payin.payment_method == PaymentMethod.CREDIT_CARD:
+    if payin.payment_method == PaymentMethod.CREDIT_CARD and not _card_form_shown(payin):
         texts[PayinStatus.PENDING] = CARD_PENDING_TEXT
     return texts
 
@@ -205,15 +235,21 @@ def _boleto_fields(payin: Payin) -> dict:
         logger.error("boleto.inconsistent", extra={"payin_id": str(payin.id)})
         raise boleto_format.BoletoFormatError("stored digitable line does not match the stored barcode")
     free = code[-25:]
-    boleto_format.nosso_numero_from_free_field(free)  # its check digit too
-    number_start = boleto_format.AGREEMENT_LENGTH
+    if payin.rail_charge_id is not None:
+        # Numbered by the bank that registered it (Efí's bolix): its free field is the bank's; the charge's number at
+        # the bank stands for the nosso número.
+        nosso_numero = str(payin.rail_charge_id)
+    else:
+        boleto_format.nosso_numero_from_free_field(free)  # its check digit too
+        number_start = boleto_format.AGREEMENT_LENGTH
+        # As the bank reads it from the barcode: the 17-digit sequence and its check digit.
+        nosso_numero = f"{free[number_start:-1]}-{free[-1]}"
     return {
         "line_formatted": boleto_format.format_digitable_line(line),
         "line_digits": line,
         "barcode": code,
         "due_date": payin.boleto_due_date,
-        # As the bank reads it from the barcode: the 17-digit sequence and its check digit.
-        "nosso_numero": f"{free[number_start:-1]}-{free[-1]}",
+        "nosso_numero": nosso_numero,
         "instructions": _boleto_instructions(payin),
     }
 
@@ -278,15 +314,128 @@ def pay_page(request: HttpRequest, token: str) -> HttpResponse:
             server_now_iso=timestamp(now),
         )
     elif payin.payment_method == PaymentMethod.BOLETO:
-        context.update(_boleto_fields(payin), boleto_page_url=reverse("pay:boleto", args=[token]))
+        context.update(_boleto_fields(payin), boleto_page_url=reverse("pay:boleto", args=[token]),
+                       boleto_pdf_url=payin.boleto_pdf_url, pix_payload=payin.pix_payload,
+                       qr_url=qrcode_image_url(payin) if payin.pix_payload else "")
     elif payin.payment_method == PaymentMethod.CREDIT_CARD:
         card = payin.card or {}
         context.update(
-            card_brand=CARD_BRANDS.get(card.get("brand", ""), str(card.get("brand", "")).title()),
-            card_last4=card.get("last4", ""),
+            card_brand=CARD_BRANDS.get(card.get("brand") or "", str(card.get("brand") or "").title()),
+            card_last4=card.get("last4") or "",
             installments=card.get("installments") or 1,
         )
+        if _card_form_shown(payin):
+            context.update(_card_form_context(request, payin, token))
     return _render_page(request, "payments/pay.html", context)
+
+
+def _card_form_shown(payin: Payin) -> bool:
+    """A live card charge created without a token, still waiting: the payer pays it here, tokenizing the card in the
+    browser with the rail's library (the number never reaches us)."""
+    return (payin.livemode and payin.status == PayinStatus.PENDING and payin.rail_charge_id is None
+            and rails.for_mode(True).card_tokens_only)
+
+
+def _card_form_context(request: HttpRequest, payin: Payin, token: str, *, error: str = "",
+                       form: dict | None = None) -> dict:
+    address = {**((payin.customer or {}).get("address") or {}), **(form or {})}
+    return {
+        "card_form": True,
+        "card_error": error,
+        "payee_code": settings.EFI_PAYEE_CODE,
+        "efi_environment": "sandbox" if "-h." in settings.EFI_CHARGES_BASE_URL else "production",
+        "tokenizer_script_url": settings.EFI_TOKENIZER_SCRIPT_URL,
+        "installments_url": reverse("pay:installments", args=[token]),
+        "pay_card_url": reverse("pay:card", args=[token]),
+        "billing": {name: address.get(name) or "" for name in BILLING_FIELDS},
+        "states": UF_CODES,
+    }
+
+
+BILLING_FIELDS = ("street", "number", "complement", "neighborhood", "zipCode", "city", "state")
+
+
+@_public
+def pay_installments(request: HttpRequest, token: str) -> JsonResponse:
+    """The card form's installments: the rail's table for the charge's amount and the brand the browser found."""
+    payin = _payin_for_token(token)
+    brand = request.GET.get("brand", "")
+    if payin.payment_method != PaymentMethod.CREDIT_CARD or brand not in INSTALLMENT_BRANDS:
+        return JsonResponse({"data": []}, status=400)
+    try:
+        options = rails.for_mode(payin.livemode).installments(brand=brand, amount=payin.amount)
+    except RailError:
+        return JsonResponse({"data": []}, status=503)
+    return JsonResponse({"data": [{**option, "label": _installment_label(option)} for option in options]})
+
+
+def _installment_label(option: dict) -> str:
+    value = brl(option["installmentValue"])
+    if option["hasInterest"]:
+        return translation.gettext("%(count)sx of %(value)s (with interest)") % {
+            "count": option["installments"], "value": value}
+    return translation.gettext("%(count)sx of %(value)s (no interest)") % {"count": option["installments"],
+                                                                           "value": value}
+
+
+@require_POST
+def pay_card(request: HttpRequest, token: str) -> HttpResponse:
+    """The card form, posted: Efí's payment_token (made in the browser), the installments and the billing address.
+    Paid (or refused, or still being decided), the payer is sent back to the page, which shows where it stands."""
+    language = payer_language(request.headers.get("Accept-Language", ""))
+    with translation.override(language):
+        response = _pay_card(request, token)
+    response["Content-Language"] = language
+    response["X-Robots-Tag"] = "noindex"
+    if "Referrer-Policy" not in response:
+        response["Referrer-Policy"] = "no-referrer"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _pay_card(request: HttpRequest, token: str) -> HttpResponse:
+    payin = _payin_for_token(token)
+    if not _card_form_shown(payin):
+        return redirect("pay:page", token=token)
+    form = {name: request.POST.get(name, "").strip() for name in BILLING_FIELDS}
+    form["zipCode"] = "".join(char for char in form["zipCode"] if char.isdigit())
+    form["state"] = form["state"].upper()
+    payment_token = request.POST.get("payment_token", "")
+    installments = request.POST.get("installments", "1")
+    problem = ""
+    if not RAIL_TOKEN.fullmatch(payment_token):
+        problem = translation.gettext("Your card could not be encrypted. Check the card's details and try again.")
+    elif not (installments.isdigit() and 1 <= int(installments) <= 12):
+        problem = translation.gettext("Choose the number of installments.")
+    elif any(not form[name] for name in BILLING_FIELDS if name != "complement") or len(form["zipCode"]) != 8 \
+            or form["state"] not in UF_CODES:
+        problem = translation.gettext("Fill in the billing address: street, number, neighborhood, ZIP code (8 "
+                                      "digits), city and state.")
+    if problem:
+        return _card_form_again(request, payin, token, problem, form)
+    try:
+        rail_charges.live_card_pay(payin_id=payin.pk, payment_token=payment_token, installments=int(installments),
+                                   billing_address=form)
+    except InvalidState:
+        pass  # paid, or being paid, from another tab: the page says which
+    except RailUnavailable:
+        return _card_form_again(request, payin, token, translation.gettext(
+            "The payment network did not answer; nothing was charged. Try again in a moment."), form, status=503)
+    return redirect("pay:page", token=token)
+
+
+def _card_form_again(request: HttpRequest, payin: Payin, token: str, error: str, form: dict, *,
+                     status: int = 400) -> HttpResponse:
+    texts = _status_texts(payin)
+    context = {
+        "token": token, "method": payin.payment_method, "merchant_name": merchant_display_name(payin.merchant),
+        "amount": payin.amount, "description": payin.description, "status": payin.status,
+        "status_label": texts[payin.status][0], "status_note": texts[payin.status][1],
+        "status_texts": {key: {"label": str(label), "note": str(note)} for key, (label, note) in texts.items()},
+        "payable": True, "polling": False, "installments": 1,
+        **_card_form_context(request, payin, token, error=error, form=form),
+    }
+    return _render_page(request, "payments/pay.html", context, status=status)
 
 
 @_public
@@ -309,7 +458,7 @@ def boleto_page(request: HttpRequest, token: str) -> HttpResponse:
     shown_status = PayinStatus.EXPIRED if payin.status == PayinStatus.PENDING and not payable else payin.status
     label, note = STATUS_TEXT[shown_status]
     fields = _boleto_fields(payin)
-    bank_code = settings.BOLETO_BANK_CODE
+    bank_code = fields["barcode"][:3]  # ours (BOLETO_BANK_CODE), or the registering bank's
     context = {
         **fields,
         "payable": payable,
@@ -351,7 +500,7 @@ def qrcode_png(request: HttpRequest, payin_id: UUID) -> HttpResponse:
     """The Pix QR code as a PNG. The charge id is in the path (as the API's other charge URLs) and the page token in
     the query: both must match a Pix charge, the token compared in constant time."""
     token = request.GET.get("token", "")
-    payin = (Payin.objects.filter(pk=payin_id, payment_method=PaymentMethod.PIX)
+    payin = (Payin.objects.filter(pk=payin_id, payment_method__in=(PaymentMethod.PIX, PaymentMethod.BOLETO))
              .only("public_token", "pix_payload").first())
     if payin is None or not payin.pix_payload or not hmac.compare_digest(payin.public_token.encode(), token.encode()):
         # Returned, not raised: ApiErrorMiddleware.process_exception would turn a raised Http404 into a 500 here.

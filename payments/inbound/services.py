@@ -14,7 +14,7 @@ from payments import rails
 from payments.disputes import services as disputes
 from payments.models import Dispute, DisputeRailAnswer, Payin, PayinStatus, PaymentMethod, RailNotification
 from payments.payins import cards as card_charges
-from payments.payins import refunds
+from payments.payins import rail_charges, refunds
 from payments.payins import services as payins
 from payments.payins.notifications import notification_record
 from payments.payouts import sending as payouts
@@ -37,6 +37,15 @@ def notifications_receive(*, rail_name: str, body: bytes) -> tuple[int, int]:
     confirmed = rails.by_name(rail_name).notifications_confirm(body=body)
     applied = sum(_record_new(rail_name, [notification]) for notification in confirmed)
     return applied, len(confirmed)
+
+
+def charge_notification_receive(*, rail_name: str, token: str) -> tuple[int, int]:
+    """A Charges API notification: its token's whole history read from the rail, every entry not applied before
+    applied. (entries applied, entries read). `InvalidNotification` for a token the rail could not have sent,
+    `RailError` when the rail cannot be asked (the caller answers 503 and the rail sends it again)."""
+    rail = rails.by_name(rail_name)
+    events = rail.charge_history(token=token)
+    return rail_charges.charge_events_apply(rail=rail, token=token, events=events), len(events)
 
 
 def _record_new(rail_name: str, notifications: list[Notification]) -> int:
@@ -62,6 +71,8 @@ def rail_reconcile(*, payouts_too: bool = True, hours: float | None = None) -> d
     if payouts_too:
         done["payouts"] = payouts.payouts_reconcile(older_than=RECONCILE_AFTER)
     rail = rails.by_name(settings.PAYMENTS_RAIL)
+    if rail.card_tokens_only or rail.boleto_registered:
+        done["rail_charges"] = rail_charges.rail_charges_reconcile(rail, older_than=RECONCILE_AFTER)
     if rail.dynamic_pix:
         done["received"] = received_reconcile(rail, hours=settings.RAIL_RECONCILE_HOURS if hours is None else hours)
         done["pix_charges"] = pix_charges_reconcile(rail)

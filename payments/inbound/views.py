@@ -36,11 +36,8 @@ def _error(error: DomainError) -> JsonResponse:
     return JsonResponse(error_body(error), status=error.status_code)
 
 
-@csrf_exempt
-@require_POST
-def efi_webhook(request: HttpRequest, secret: str) -> JsonResponse:
-    """Efí's Pix notifications. Efí POSTs to the registered URL with `/pix` appended (`rail_setup` registers
-    `…/rails/efi/webhook/<secret>?ignorar=`, so the appendix lands in the ignored query); both forms arrive here."""
+def _secret_refused(secret: str, request: HttpRequest) -> JsonResponse | None:
+    """The route's secret, compared in constant time: a request without it moves nothing."""
     if settings.PAYMENTS_RAIL != "efi":
         return _error(NotFound("No such route"))
     expected = settings.EFI_WEBHOOK_SECRET
@@ -48,6 +45,40 @@ def efi_webhook(request: HttpRequest, secret: str) -> JsonResponse:
         logger.warning("payments.rail_notification_refused", extra={"rail": "efi", "reason": "secret",
                                                                     "ip": request.META.get("REMOTE_ADDR", "")})
         return _error(PermissionRefused("This notification URL is not valid"))
+    return None
+
+
+@csrf_exempt
+@require_POST
+def efi_charges_notify(request: HttpRequest, secret: str) -> JsonResponse:
+    """Efí's Charges API notifications: a form with one field, `notification`, a token. The token is all we take
+    from the request: its history is read from Efí (`GET /notification/:token`) and every entry not applied yet is
+    applied, oldest first. Efí counts the notification delivered when the token is read."""
+    refused = _secret_refused(secret, request)
+    if refused is not None:
+        return refused
+    if len(request.body) > MAX_BODY_BYTES:
+        return _error(InvalidRailNotification("The notification is too large"))
+    token = request.POST.get("notification", "")
+    try:
+        applied, entries = services.charge_notification_receive(rail_name="efi", token=token)
+    except InvalidNotification:
+        logger.warning("payments.rail_notification_invalid", extra={"rail": "efi", "kind": "charges"})
+        return _error(InvalidRailNotification())
+    except RailError:
+        logger.warning("payments.rail_notification_unconfirmed", extra={"rail": "efi", "kind": "charges"})
+        return _error(ServiceUnavailable("The payment network could not confirm the notification; send it again"))
+    return JsonResponse({"entries": entries, "applied": applied})
+
+
+@csrf_exempt
+@require_POST
+def efi_webhook(request: HttpRequest, secret: str) -> JsonResponse:
+    """Efí's Pix notifications. Efí POSTs to the registered URL with `/pix` appended (`rail_setup` registers
+    `…/rails/efi/webhook/<secret>?ignorar=`, so the appendix lands in the ignored query); both forms arrive here."""
+    refused = _secret_refused(secret, request)
+    if refused is not None:
+        return refused
     if len(request.body) > MAX_BODY_BYTES:
         return _error(InvalidRailNotification("The notification is too large"))
     try:

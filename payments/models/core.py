@@ -108,6 +108,9 @@ class PaymentMethod(models.TextChoices):
 
 class PayinStatus(models.TextChoices):
     PENDING = "PENDING"
+    # A live card the rail is deciding: asked to pay, with no final answer yet (a lost answer, or the issuer's yes
+    # under the rail's analysis). Never paid twice: the rail is read, not asked again (ADR 0085).
+    PROCESSING = "PROCESSING"
     PAID = "PAID"
     FAILED = "FAILED"
     EXPIRED = "EXPIRED"
@@ -162,6 +165,13 @@ class Payin(models.Model):
     failure_code = models.CharField(max_length=40, blank=True)
     failure_message = models.CharField(max_length=255, blank=True)
     paid_at = models.DateTimeField(null=True, blank=True)
+    # What the payer paid, when it is not simply `amount`: a boleto paid late, with its fine and interest.
+    paid_amount = models.BigIntegerField(null=True, blank=True)
+    # A rail that numbers its own charges (Efí's Charges API: live cards and bolix): its id, stored before anything
+    # can be paid; its notification token once a notification named it; the boleto's PDF.
+    rail_charge_id = models.BigIntegerField(null=True, blank=True)  # unique: `payin_rail_charge_unique`
+    rail_notification_token = models.CharField(max_length=64, blank=True, default="", db_default="")
+    boleto_pdf_url = models.CharField(max_length=500, blank=True, default="", db_default="")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -178,6 +188,9 @@ class Payin(models.Model):
                          condition=Q(status="PENDING", payment_method="BOLETO")),
             models.Index(fields=["created_at"], name="payin_card_pending",
                          condition=Q(status="PENDING", payment_method="CREDIT_CARD")),
+            # Reconciliation of a rail's charges still waiting on it (live cards PROCESSING, bolix PENDING).
+            models.Index(fields=["created_at"], name="payin_rail_charge_open",
+                         condition=Q(status__in=["PENDING", "PROCESSING"], rail_charge_id__isnull=False)),
             models.Index(fields=["settle_at"], name="payin_settlement", condition=Q(settle_at__isnull=False)),
             # A rail's MED case names the Pix it disputes by its end-to-end id.
             models.Index(fields=["pix_end_to_end_id"], name="payin_pix_e2e", condition=~Q(pix_end_to_end_id="")),
@@ -187,6 +200,9 @@ class Payin(models.Model):
             # (`varchar_pattern_ops`) that nothing uses and every charge writes (migration 0015).
             models.UniqueConstraint(fields=["public_token"], name="payin_public_token_unique"),
             models.UniqueConstraint(fields=["pix_txid"], name="payin_pix_txid_unique"),
+            # Partial: the write path of every other charge (Pix, test mode) writes no entry in it.
+            models.UniqueConstraint(fields=["rail_charge_id"], name="payin_rail_charge_unique",
+                                    condition=Q(rail_charge_id__isnull=False)),
             models.CheckConstraint(condition=Q(amount__gt=0), name="payin_amount_positive"),
             models.CheckConstraint(condition=Q(fee__gte=0, fee__lte=models.F("amount")), name="payin_fee_in_range"),
             models.CheckConstraint(condition=Q(refunded_amount__gte=0, refunded_amount__lte=models.F("amount")),

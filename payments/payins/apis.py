@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from accounts.audit import audit_record
 from accounts.models import AccountEvent
+from accounts.services import merchant_settings_change
 from core import dates, readcache
 from core.api import (
     ApiView,
@@ -24,7 +25,7 @@ from core.api import (
 from core.errors import validation_error
 from core.schema import CURSOR_PARAMETER, LIMIT_PARAMETER, RAIL_ERRORS, timestamp_parameter
 from integrations.idempotency import idempotent
-from payments import fields
+from payments import fields, policy
 from payments.api_support import EmptyRequest, TestModeOnly, choice_param, datetime_param, reference_id_param
 from payments.models import PayinStatus, PaymentMethod
 from payments.payins import refunds
@@ -32,6 +33,7 @@ from payments.payins import sandbox as payin_sandbox
 from payments.payins import schema as payin_schema
 from payments.payins import selectors as payin_selectors
 from payments.payins import services as payins
+from payments.payins.selectors import CARD_BRANDS
 from payments.payins.serializers import payin_serialize, refund_serialize
 from payments.payins.validation import payin_request_validate
 from payments.unmatched.serializers import unmatched_brief
@@ -39,14 +41,16 @@ from payments.unmatched.serializers import unmatched_brief
 
 class PayinsApi(ApiView):
     @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
-                   request=payin_schema.PayinRequest, responses={201: payin_schema.Payin, **RAIL_ERRORS})
+                   request=payin_schema.PayinRequest,
+                   responses={201: payin_schema.Payin, 202: payin_schema.Payin, **RAIL_ERRORS})
     @idempotent
     def post(self, request: Request) -> Response:
         data = payin_request_validate(request.data, merchant=request.auth.merchant, livemode=request.auth.livemode,
                                       today=dates.sao_paulo_today())
         _, body = payins.payin_create_answered(merchant=request.auth.merchant, livemode=request.auth.livemode,
                                                data=data)
-        return Response(body, status=201)
+        # A live card whose rail has not decided yet (ADR 0085): accepted, and a webhook tells the outcome.
+        return Response(body, status=202 if body["status"] == PayinStatus.PROCESSING else 201)
 
     @extend_schema(
         operation_id="payin_list", summary="List charges, newest first",
@@ -76,6 +80,65 @@ class PayinsApi(ApiView):
                                             status=status, payment_method=method, reference_id=reference_id,
                                             created_from=created_from, created_to=created_to)
         return Response(paginate(payins, params=params, serialize=payin_serialize).as_body())
+
+
+class PayinInstallmentsApi(ApiView):
+    """The installments a card of `brand` can pay `amount` in, as the rail offers them (Efí's table in live mode):
+    for a merchant's own checkout, the same table the hosted card page shows."""
+
+    @extend_schema(operation_id="payin_installments", summary="Installment options for a card charge",
+                   parameters=[OpenApiParameter("amount", int, required=True, description="Cents, at least 100."),
+                               OpenApiParameter("brand", str, required=True, enum=list(CARD_BRANDS),
+                                                description="The card's brand, as Efí's library tells it.")],
+                   responses={200: payin_schema.Installments, **RAIL_ERRORS})
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        reject_unknown_params(params, allowed={"amount", "brand"})
+        problems: list = []
+        amount_text = params.get("amount", "")
+        if not (amount_text.isascii() and amount_text.isdigit() and 100 <= int(amount_text) <= 10_000_000_000):
+            problems.append({"param": "amount", "code": "invalid_amount",
+                             "message": "amount must be an integer of cents, at least 100."})
+        brand = params.get("brand")
+        if brand is None:
+            problems.append({"param": "brand", "code": "required", "message": "brand is required."})
+        choice_param(params, "brand", list(CARD_BRANDS), problems)
+        if problems:
+            raise validation_error(problems)
+        options = payin_selectors.installments_get(livemode=request.auth.livemode, brand=brand,
+                                                   amount=int(amount_text))
+        return Response({"amount": int(amount_text), "brand": brand, "data": options})
+
+
+class BoletoSettingsApi(ApiView):
+    """boletoFine and boletoInterest: what a payer pays on top of a live boleto paid after its due date (the bank
+    charges it; the charge's `boleto.paidAmount` says what was paid). 0 is none, the default."""
+
+    class SettingsRequest(StrictSerializer):
+        boletoFine = StrictIntegerField(required=False, min_value=0, max_value=1000,
+                                        help_text="Basis points of the amount, once: 200 is 2%. At most 1000.")
+        boletoInterest = StrictIntegerField(required=False, min_value=0, max_value=1000,
+                                            help_text="Basis points of the amount a month, charged by the day: 100 "
+                                                      "is 1% a month. At most 1000.")
+
+    @extend_schema(operation_id="boleto_settings_retrieve", summary="A late live boleto's fine and interest",
+                   responses=payin_schema.BoletoSettings)
+    def get(self, request: Request) -> Response:
+        reject_unknown_params(request.query_params, allowed=set())
+        return Response(_boleto_settings(request.auth.merchant))
+
+    @extend_schema(operation_id="boleto_settings_update", summary="Set a late live boleto's fine and interest",
+                   request=SettingsRequest, responses=payin_schema.BoletoSettings)
+    def patch(self, request: Request) -> Response:
+        data = self.SettingsRequest.validated(request.data)
+        names = {"boletoFine": "boleto_fine_bps", "boletoInterest": "boleto_interest_bps"}
+        merchant_settings_change(merchant=request.auth.merchant, actor=None, actor_key=request.auth.public_key,
+                                 changes={names[key]: value for key, value in data.items()})
+        return Response(_boleto_settings(request.auth.merchant))
+
+
+def _boleto_settings(merchant) -> dict:
+    return {"boletoFine": policy.boleto_fine_bps(merchant), "boletoInterest": policy.boleto_interest_bps(merchant)}
 
 
 class PayinDetailApi(ApiView):

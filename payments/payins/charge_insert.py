@@ -30,7 +30,8 @@ WITH charge AS (
         metadata, customer, items, payer_ip, is_physical_product, webhook_url, public_token,
         pix_txid, pix_end_to_end_id, pix_payload, pix_expires_at,
         boleto_nosso_numero, boleto_barcode, boleto_digitable_line, boleto_due_date, boleto_instructions,
-        card, authorization_code, settle_at, failure_code, failure_message, paid_at, created_at, updated_at)
+        card, authorization_code, settle_at, failure_code, failure_message, paid_at, created_at, updated_at,
+        rail_charge_id, boleto_pdf_url)
     VALUES (
         %(id)s, %(merchant_id)s, %(livemode)s, %(status)s, %(payment_method)s, %(amount)s, %(fee)s,
         %(refunded_amount)s, %(reference_id)s, %(description)s,
@@ -40,7 +41,7 @@ WITH charge AS (
         %(boleto_nosso_numero)s, %(boleto_barcode)s, %(boleto_digitable_line)s, %(boleto_due_date)s::date,
         %(boleto_instructions)s,
         %(card)s::jsonb, %(authorization_code)s, %(settle_at)s, %(failure_code)s, %(failure_message)s, %(paid_at)s,
-        %(created_at)s, %(updated_at)s)
+        %(created_at)s, %(updated_at)s, %(rail_charge_id)s, %(boleto_pdf_url)s)
 ),
 """ + EVENT_AND_DELIVERIES_SQL  # noqa: S608
 
@@ -63,6 +64,7 @@ def charge_insert(payin: Payin, *, event: Event, deliveries: list[Delivery]) -> 
         "card": as_json(payin.card), "authorization_code": payin.authorization_code, "settle_at": payin.settle_at,
         "failure_code": payin.failure_code, "failure_message": payin.failure_message, "paid_at": payin.paid_at,
         "created_at": payin.created_at, "updated_at": payin.updated_at,
+        "rail_charge_id": payin.rail_charge_id, "boleto_pdf_url": payin.boleto_pdf_url,
         **event_params(event, deliveries),
     }
     with connection.cursor() as cursor:

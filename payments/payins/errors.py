@@ -26,3 +26,18 @@ class ItemsTotalMismatch(DomainError):
     code = "items_total_mismatch"
     message = "The items do not add up to the amount"
     validation_kind = True
+
+
+class RailUnavailable(DomainError):
+    status_code = 502
+    type = "rail_error"
+    code = "rail_unavailable"
+    message = "The payment network is unavailable; nothing was charged. Try again."
+
+
+class RawCardDataNotAllowed(DomainError):
+    """Live cards reach the rail only as its browser token: a card number sent to us is refused, never read."""
+
+    code = "raw_card_data_not_allowed"
+    message = ("Live card charges take card.token, the payment_token made in the payer's browser by Efí's library "
+               "(or the hosted page: send no card); card numbers and CVVs are never accepted here")

@@ -42,7 +42,7 @@ SELECT id, status, amount, fee, payment_method, reference_id, livemode, descript
        created_at AT TIME ZONE 'UTC' AS created_at, updated_at AT TIME ZONE 'UTC' AS updated_at,
        paid_at AT TIME ZONE 'UTC' AS paid_at, failure_code, failure_message, pix_payload,
        pix_expires_at AT TIME ZONE 'UTC' AS pix_expires_at, pix_txid, boleto_barcode, boleto_digitable_line,
-       boleto_due_date, boleto_instructions, authorization_code,
+       boleto_due_date, boleto_instructions, authorization_code, paid_amount, boleto_pdf_url,
        jsonb_build_array(metadata, customer, items, card) AS documents
 FROM payments_payin
 WHERE merchant_id = %s AND livemode = %s
@@ -55,7 +55,7 @@ SELECT id, status, amount, fee, payment_method, reference_id, livemode, descript
        created_at AT TIME ZONE 'UTC' AS created_at, updated_at AT TIME ZONE 'UTC' AS updated_at,
        paid_at AT TIME ZONE 'UTC' AS paid_at, failure_code, failure_message, pix_payload,
        pix_expires_at AT TIME ZONE 'UTC' AS pix_expires_at, pix_txid, boleto_barcode, boleto_digitable_line,
-       boleto_due_date, boleto_instructions, authorization_code,
+       boleto_due_date, boleto_instructions, authorization_code, paid_amount, boleto_pdf_url,
        jsonb_build_array(metadata, customer, items, card) AS documents
 FROM payments_payin
 WHERE merchant_id = %s AND livemode = %s AND (created_at, id) < (%s, %s)

@@ -31,7 +31,7 @@ from payments.models import (
 )
 from payments.payins.serializers import refund_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_refunded_amount_add, payin_transition
-from payments.rails.base import RailError, RailTimeout
+from payments.rails.base import RailError, RailRefused, RailTimeout
 from webhooks.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -53,6 +53,9 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
     PENDING for `refunds_reconcile`, which asks under the same key."""
     refund, payin = _refund_hold(merchant=merchant, livemode=livemode, payin_id=payin_id, amount=amount,
                                  reason=reason)
+    rail = rails.for_mode(livemode)
+    if payin.rail_charge_id is not None and rail.card_tokens_only:
+        return _rail_card_refund(refund, payin, rail)
     try:
         answer = rails.for_mode(livemode).refund_create(
             key=str(refund.id), livemode=livemode, payin_key=str(payin.id), payment_method=payin.payment_method,
@@ -75,6 +78,22 @@ def refund_create(*, merchant: Merchant, livemode: bool, payin_id, amount: int |
                                                countdown=max(1, settings.SIMULATOR_AUTO_CONFIRM_SECONDS)),
                           robust=True)
     return refund
+
+
+def _rail_card_refund(refund: Refund, payin: Payin, rail: rails.Rail) -> Refund:
+    """A live card's refund at the rail that charged it (Efí's `/charge/card/:id/refund`, partial allowed). Taken by
+    the rail, it stays PENDING until the rail confirms it (its notification history, or reconciliation reading the
+    charge); refused, the money goes back to the balance at once; no answer, reconciliation reads the charge."""
+    try:
+        rail.card_refund(charge_ref=str(payin.rail_charge_id), amount=refund.amount)
+    except RailRefused:
+        logger.warning("payments.refund_refused_by_rail", extra={"refund_id": str(refund.id)})
+        return refund_resolve(refund_id=refund.pk, status=RefundStatus.FAILED,
+                              failure_code="rejected_by_bank") or Refund.objects.get(pk=refund.pk)
+    except RailError as exc:
+        logger.warning("payments.refund_rail_no_answer",
+                       extra={"refund_id": str(refund.id), "timeout": isinstance(exc, RailTimeout)})
+    return Refund.objects.get(pk=refund.pk)  # a notification may have confirmed it meanwhile
 
 
 def _refund_hold(*, merchant: Merchant, livemode: bool, payin_id, amount: int | None,
@@ -172,7 +191,9 @@ def _refund_failed(refund: Refund, payin: Payin, *, failure_code: str) -> None:
 
 def refunds_reconcile(*, older_than: timedelta = timedelta(seconds=0), refund_ids: list | None = None) -> int:
     """Ask the rail about PENDING refunds (outside any transaction) and record its answers."""
-    queryset = Refund.objects.filter(status=RefundStatus.PENDING, created_at__lte=timezone.now() - older_than)
+    # A refund of a rail's own charge (Efí's cards) is settled by reading the charge (rail_charges_reconcile).
+    queryset = Refund.objects.filter(status=RefundStatus.PENDING, created_at__lte=timezone.now() - older_than,
+                                     payin__rail_charge_id__isnull=True)
     if refund_ids is not None:
         queryset = queryset.filter(pk__in=refund_ids)
     resolved = 0

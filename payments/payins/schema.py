@@ -125,12 +125,22 @@ class PixData(serializers.Serializer):
     qrcodeImageUrl = serializers.URLField()
 
 
+class BolixPixData(serializers.Serializer):
+    qrcode = serializers.CharField(help_text="The Pix copy-and-paste payload the bank registered with the boleto.")
+    qrcodeImageUrl = serializers.URLField()
+
+
 class BoletoData(serializers.Serializer):
     barcode = serializers.CharField(help_text="44 digits.")
     digitableLine = serializers.CharField(help_text="47 digits.")
     dueDate = serializers.DateField()
     url = serializers.URLField(help_text="The printable boleto.")
     instructions = serializers.CharField()
+    pdfUrl = serializers.URLField(allow_null=True, help_text="The bank's PDF of a live boleto; null in test mode.")
+    pix = BolixPixData(allow_null=True, help_text="A live boleto's Pix code: the same charge, payable by either way, "
+                                                  "once (a second payment is an unmatched payment).")
+    paidAmount = serializers.IntegerField(allow_null=True, help_text="What the payer paid, with the fine and "
+                                                                     "interest of a late payment; null until paid.")
 
 
 class CardData(serializers.Serializer):
@@ -141,6 +151,10 @@ class CardData(serializers.Serializer):
     expirationMonth = serializers.CharField()
     expirationYear = serializers.CharField()
     installments = serializers.IntegerField()
+    installmentValue = serializers.IntegerField(required=False, allow_null=True,
+                                                help_text="Live cards: each installment, in cents, as the rail set it.")
+    retryable = serializers.BooleanField(required=False, allow_null=True,
+                                         help_text="Live cards refused: the rail says the card may be tried again.")
     token = serializers.CharField(allow_null=True, help_text="Reuse the card in later charges; null if declined.")
 
 
@@ -194,6 +208,25 @@ class Refund(serializers.Serializer):
     livemode = serializers.BooleanField()
     createdAt = serializers.DateTimeField()
     updatedAt = serializers.DateTimeField()
+
+
+class BoletoSettings(serializers.Serializer):
+    boletoFine = serializers.IntegerField(help_text="Basis points of the amount, once (200 is 2%); 0: none.")
+    boletoInterest = serializers.IntegerField(help_text="Basis points of the amount a month (100 is 1% a month); "
+                                                        "0: none.")
+
+
+class InstallmentOption(serializers.Serializer):
+    installments = serializers.IntegerField()
+    installmentValue = serializers.IntegerField(help_text="Cents.")
+    hasInterest = serializers.BooleanField()
+    interestPercentage = serializers.IntegerField(help_text="Hundredths of a percent a month (199 = 1.99%).")
+
+
+class Installments(serializers.Serializer):
+    amount = serializers.IntegerField()
+    brand = serializers.CharField()
+    data = InstallmentOption(many=True)
 
 
 class RefundList(serializers.Serializer):

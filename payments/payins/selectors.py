@@ -12,9 +12,12 @@ from accounts.models import Merchant
 from core import readcache
 from core.api import Listing, Rows
 from core.errors import NotFound
+from payments import rails
 from payments.models import Payin, Refund
+from payments.payins.errors import RailUnavailable
 from payments.payins.read_sql import PayinPages, payin_scoped
 from payments.payins.serializers import PAYIN_COLUMNS, REFUND_COLUMNS, payin_serialize
+from payments.rails.base import RailError
 
 
 def payin_get(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
@@ -70,3 +73,14 @@ def payin_refunds(*, payin: Payin) -> Listing:
     """A charge's refunds for `core.api.paginate` (which orders them newest first); a charge has few, found through
     the index on their charge."""
     return Listing.of(Refund, REFUND_COLUMNS, scope={"payin_id": payin.pk})
+
+
+CARD_BRANDS = ("visa", "mastercard", "amex", "elo", "hipercard")
+
+
+def installments_get(*, livemode: bool, brand: str, amount: int) -> list[dict]:
+    """The rail's installments table for a card of `brand` and `amount` (asked with no transaction open)."""
+    try:
+        return rails.for_mode(livemode).installments(brand=brand, amount=amount)
+    except RailError as exc:
+        raise RailUnavailable("The payment network is unavailable; try again.") from exc

@@ -14,7 +14,7 @@ PAYIN_COLUMNS = ("id", "status", "amount", "fee", "payment_method", "reference_i
                  "refunded_amount", "public_token", "created_at", "updated_at", "paid_at", "failure_code",
                  "failure_message", "pix_payload", "pix_expires_at", "pix_txid", "boleto_barcode",
                  "boleto_digitable_line", "boleto_due_date", "boleto_instructions", "authorization_code",
-                 "metadata", "customer", "items", "card")
+                 "paid_amount", "boleto_pdf_url", "metadata", "customer", "items", "card")
 REFUND_COLUMNS = ("id", "payin_id", "amount", "status", "reason", "failure_code", "livemode", "created_at",
                   "updated_at")
 
@@ -49,7 +49,11 @@ def payin_serialize(payin: Payin) -> dict:
     elif payin.payment_method == PaymentMethod.BOLETO:
         body["boleto"] = {"barcode": payin.boleto_barcode, "digitableLine": payin.boleto_digitable_line,
                           "dueDate": payin.boleto_due_date.isoformat(), "url": boleto_url(payin),
-                          "instructions": payin.boleto_instructions}
+                          "instructions": payin.boleto_instructions, "pdfUrl": payin.boleto_pdf_url or None,
+                          # A boleto the bank registered with a Pix code (bolix): payable by either, once.
+                          "pix": {"qrcode": payin.pix_payload,
+                                  "qrcodeImageUrl": qrcode_image_url(payin, payin_id)} if payin.pix_payload else None,
+                          "paidAmount": payin.paid_amount}
     else:
         body["card"] = dict(payin.card)
         body["authorizationCode"] = payin.authorization_code or None

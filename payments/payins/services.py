@@ -33,6 +33,8 @@ from payments.models import (
 )
 from payments.payins.cards import card_charge
 from payments.payins.charge_insert import charge_insert
+from payments.payins.errors import RailUnavailable
+from payments.payins.rail_charges import live_card_create, notification_url, rail_charge_reconcile
 from payments.payins.serializers import payin_serialize
 from payments.payins.transitions import BATCH, TRANSITIONS, payin_locked, payin_mark_paid, payin_transition
 from payments.rails.base import RailError, RailRefused
@@ -44,13 +46,6 @@ logger = logging.getLogger(__name__)
 
 PIX_FALLBACK_NAME = "PAGAMENTOS"
 _PIX_NAMES = "payins.pix_names"  # its key in a cached merchant's memo (MEMO_ATTRIBUTE)
-
-
-class RailUnavailable(DomainError):
-    status_code = 502
-    type = "rail_error"
-    code = "rail_unavailable"
-    message = "The payment network is unavailable; nothing was charged. Try again."
 
 
 class PaymentMethodUnavailable(DomainError):
@@ -88,6 +83,9 @@ def payin_create_answered(*, merchant: Merchant, livemode: bool, data: dict) -> 
         is_physical_product=data["is_physical_product"], webhook_url=data["webhook_url"],
         public_token=secrets.token_urlsafe(32), created_at=now, updated_at=now,
     )
+    if method == PaymentMethod.CREDIT_CARD and rail.card_tokens_only:  # the rail's own charge, paid by its token
+        payin = live_card_create(payin, card=data["card"], rail=rail)
+        return payin, payin_serialize(payin)
     if method == PaymentMethod.CREDIT_CARD:  # outside any transaction: card_charge commits before it calls the rail
         payin = card_charge(payin, card=data["card"], rail=rail)
         return payin, payin_serialize(payin)
@@ -100,6 +98,9 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
     if payin.payment_method == PaymentMethod.PIX:
         _pix_prepare(payin, expires_in=data["pix_expires_in"], now=now, dynamic=rail.dynamic_pix,
                      static_pix_key=rail.static_pix_key)
+    elif rail.boleto_registered:  # the bank numbers and draws it: nothing of ours to prepare
+        payin.boleto_due_date = data["boleto_due_date"]
+        payin.boleto_instructions = data["boleto_instructions"]
     else:
         _boleto_prepare(payin, due_date=data["boleto_due_date"], instructions=data["boleto_instructions"])
     # Registered before the charge is written: a registration that fails or times out is given up with the request
@@ -112,10 +113,26 @@ def _pending_charge_create(payin: Payin, *, data: dict, rail: rails.Rail, now: d
                 payer_name=payin.customer.get("name") or "", description=payin.description)
             if payload:  # the rail's own dynamic code
                 payin.pix_payload = payload
+        elif rail.boleto_registered:
+            registration = rail.boleto_register(
+                key=str(payin.id), livemode=payin.livemode, nosso_numero=None, amount=payin.amount,
+                due_date=payin.boleto_due_date, items=payin.items, description=payin.description,
+                customer=payin.customer, instructions=payin.boleto_instructions,
+                fine_bps=policy.boleto_fine_bps(payin.merchant),
+                interest_bps_month=policy.boleto_interest_bps(payin.merchant),
+                days_to_write_off=settings.BOLETO_DAYS_TO_WRITE_OFF, notification_url=notification_url(rail))
+            # One charge payable by barcode or by Pix: the bank's line, barcode, PDF and Pix code.
+            payin.rail_charge_id = int(registration.charge_ref)
+            payin.boleto_barcode = registration.barcode
+            payin.boleto_digitable_line = registration.digitable_line
+            payin.pix_payload = registration.pix_qrcode
+            payin.boleto_pdf_url = registration.pdf_url[:500]
         else:
             rail.boleto_register(key=str(payin.id), livemode=payin.livemode, nosso_numero=payin.boleto_nosso_numero,
                                  amount=payin.amount, due_date=payin.boleto_due_date)
     except RailError as exc:
+        # A registration whose answer was lost may exist at the bank: a boleto no payer was ever shown, which
+        # expires there (its notifications name no charge of ours and move nothing).
         raise RailUnavailable() from exc
     # The charge, its payin.created event and the event's deliveries: one statement, all or nothing.
     body = payin_serialize(payin)
@@ -175,16 +192,20 @@ def _nosso_numero_next() -> int:
 
 
 def payin_pay(*, payin_id, amount: int | None = None, end_to_end_id: str = "", payer_name: str = "",
-              payer_document: str = "") -> Payin | None:
+              payer_document: str = "", registered: bool = False) -> Payin | None:
     """The rail confirmed a payment naming this charge. A PENDING (or EXPIRED) charge paid its exact amount becomes
     PAID; any other money becomes an unmatched payment (another amount, a second payment, a payment after a cancel),
-    never lost and never credited as the charge. The payment that paid the charge, told again, is a no-op (None)."""
+    never lost and never credited as the charge. The payment that paid the charge, told again, is a no-op (None).
+    `registered`: a boleto the bank registered, which takes the amount it charges (with a late payment's fine and
+    interest): its first payment pays it whatever the amount, recorded as `paidAmount`."""
     with transaction.atomic():
         payin = payin_locked(payin_id)
         received = payin.amount if amount is None else amount
         if end_to_end_id and end_to_end_id == payin.pix_end_to_end_id:
             return None  # the payment that paid it, seen again (a repeated notice, reconciliation)
         if payin.status in TRANSITIONS[PayinStatus.PAID]:
+            if registered and received >= payin.amount:
+                return payin_mark_paid(payin, pix_end_to_end_id=end_to_end_id, received=received)
             if received == payin.amount:
                 if end_to_end_id:
                     return payin_mark_paid(payin, pix_end_to_end_id=end_to_end_id)
@@ -207,11 +228,14 @@ def payin_cancel(*, merchant: Merchant, livemode: bool, payin_id) -> Payin:
     """Cancel a PENDING PIX or BOLETO charge. A charge the rail registered is removed there first, with no
     transaction open: if the bank says it was paid meanwhile, the payment is recorded and the cancel refused."""
     rail = rails.for_mode(livemode)
-    if rail.dynamic_pix:
+    if rail.dynamic_pix or rail.boleto_registered:
         payin = Payin.objects.filter(pk=payin_id, merchant=merchant, livemode=livemode).only(
-            "status", "payment_method", "pix_txid").first()
-        if payin is not None and payin.status == PayinStatus.PENDING and payin.payment_method == PaymentMethod.PIX:
+            "status", "payment_method", "pix_txid", "rail_charge_id", "rail_notification_token").first()
+        pending = payin is not None and payin.status == PayinStatus.PENDING
+        if pending and payin.payment_method == PaymentMethod.PIX and rail.dynamic_pix:
             _pix_charge_remove(rail, payin)
+        elif pending and payin.payment_method == PaymentMethod.BOLETO and payin.rail_charge_id is not None:
+            _rail_charge_cancel(rail, payin)
     with transaction.atomic():
         payin = payin_locked(payin_id, merchant=merchant, livemode=livemode)
         if payin.payment_method == PaymentMethod.CREDIT_CARD:
@@ -229,6 +253,27 @@ def _pix_charge_remove(rail: rails.Rail, payin: Payin) -> None:
         raise InvalidState(gettext("The payer has already paid this charge")) from exc
     except RailError as exc:
         raise RailUnavailable("The payment network is unavailable; the charge was not canceled. Try again.") from exc
+
+
+def _rail_charge_cancel(rail: rails.Rail, payin: Payin) -> None:
+    """Cancel a registered boleto at the bank first. Refused there: the bank says why; paid, the payment is recorded
+    and the cancel refused (the payment wins); already ended at the bank, the cancel goes on here."""
+    try:
+        rail.charge_cancel(charge_ref=str(payin.rail_charge_id))
+        return
+    except RailRefused:
+        pass
+    except RailError as exc:
+        raise RailUnavailable("The payment network is unavailable; the charge was not canceled. Try again.") from exc
+    try:
+        state = rail.charge_get(charge_ref=str(payin.rail_charge_id))
+        if state is not None and state.status == "PAID":
+            rail_charge_reconcile(rail, payin)
+    except RailError as exc:
+        raise RailUnavailable("The payment network is unavailable; the charge was not canceled. Try again.") from exc
+    if state is None or state.status not in ("CANCELED", "EXPIRED"):
+        logger.info("payments.cancel_refused_by_rail", extra={"payin_id": str(payin.id)})
+        raise InvalidState(gettext("The payer has already paid this charge"))
 
 
 def payin_payments_apply(rail: rails.Rail, payin: Payin) -> int:
@@ -256,8 +301,11 @@ def payins_expire(*, now: datetime | None = None) -> int:
     today = sao_paulo_date(now)
     due = list(Payin.objects.filter(status=PayinStatus.PENDING, payment_method=PaymentMethod.PIX,
                                     pix_expires_at__lte=now).values_list("pk", flat=True)[:BATCH])
+    # A boleto the bank registered is the bank's to expire (its `expired` status, after the days it still takes
+    # payment past the due date): a payment after the due date still pays it.
     due += list(Payin.objects.filter(status=PayinStatus.PENDING, payment_method=PaymentMethod.BOLETO,
-                                     boleto_due_date__lt=today).values_list("pk", flat=True)[:BATCH])
+                                     boleto_due_date__lt=today, rail_charge_id__isnull=True)
+                .values_list("pk", flat=True)[:BATCH])
     expired = 0
     for payin_id in due:
         try:

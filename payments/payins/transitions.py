@@ -37,8 +37,10 @@ logger = logging.getLogger(__name__)
 # Which statuses each status may be reached from (SPEC §3.3). A payment confirmed after expiry is still credited:
 # the money arrived.
 TRANSITIONS = {
-    PayinStatus.PAID: {PayinStatus.PENDING, PayinStatus.EXPIRED},
-    PayinStatus.FAILED: {PayinStatus.PENDING},
+    # A live card asked of the rail (ADR 0085).
+    PayinStatus.PROCESSING: {PayinStatus.PENDING},
+    PayinStatus.PAID: {PayinStatus.PENDING, PayinStatus.EXPIRED, PayinStatus.PROCESSING},
+    PayinStatus.FAILED: {PayinStatus.PENDING, PayinStatus.PROCESSING},
     PayinStatus.EXPIRED: {PayinStatus.PENDING},
     PayinStatus.CANCELED: {PayinStatus.PENDING},
     PayinStatus.PARTIALLY_REFUNDED: {PayinStatus.PAID, PayinStatus.PARTIALLY_REFUNDED},
@@ -98,11 +100,16 @@ def payin_event_record(payin: Payin, type: str, *, previous_status: str | None) 
 
 
 def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_status: str | None = "",
-                    **changes) -> Payin:
+                    received: int | None = None, **changes) -> Payin:
     """Credit the money that arrived: the net to `available` (PIX, BOLETO, test-mode cards) or to `pending` until
-    the card settlement date; the fee to the platform."""
+    the card settlement date; the fee to the platform. `received`: what the payer paid when the rail says it was
+    more than the amount (a boleto paid late, with its fine and interest): all of it is the merchant's, kept as
+    `paidAmount`."""
     now = timezone.now()
     changes["paid_at"] = now
+    received = payin.amount if received is None else received
+    if payin.payment_method == PaymentMethod.BOLETO:
+        changes["paid_amount"] = received
     target = AccountKind.AVAILABLE
     if payin.payment_method == PaymentMethod.CREDIT_CARD:
         changes["authorization_code"] = authorization_code
@@ -113,8 +120,8 @@ def payin_mark_paid(payin: Payin, *, authorization_code: str = "", previous_stat
     payin = payin_transition(payin, to=PayinStatus.PAID, previous_status=previous_status, now=now, **changes)
     ledger.post(merchant=payin.merchant, livemode=payin.livemode, object_type="payin", object_id=str(payin.id),
                 reference_id=payin.reference_id, description=f"{payin.payment_method} charge", legs=[
-                    Leg(AccountKind.RAIL_IN, -payin.amount, LineType.PAYIN),
-                    Leg(target, payin.amount, LineType.PAYIN),
+                    Leg(AccountKind.RAIL_IN, -received, LineType.PAYIN),
+                    Leg(target, received, LineType.PAYIN),
                     Leg(target, -payin.fee, LineType.PAYIN_FEE),
                     Leg(AccountKind.FEE_REVENUE, payin.fee, LineType.PAYIN_FEE),
                 ])

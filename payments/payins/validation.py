@@ -12,6 +12,7 @@ PayinRequestSerializer is the one declaration of the body: it validates every re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
@@ -24,7 +25,7 @@ from rest_framework.settings import api_settings
 from accounts.models import Merchant
 from core.api import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer, VisibleCharField
 from core.errors import as_domain_error
-from payments import policy
+from payments import policy, rails
 from payments.fields import (
     DocumentField,
     MetadataField,
@@ -35,6 +36,7 @@ from payments.fields import (
 )
 from payments.formats import cards
 from payments.models import CardToken, PaymentMethod
+from payments.payins.errors import RawCardDataNotAllowed
 from payments.payins.fields import (
     BOLETO_DUE_DAYS_DEFAULT,
     BOLETO_DUE_DAYS_MAX,
@@ -174,6 +176,7 @@ class _ItemSerializer(StrictSerializer):
 
 
 CARD_DATA = ("holderName", "number", "expirationMonth", "expirationYear", "cvv")
+RAIL_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,128}")  # a rail's browser token (Efí's payment_token: 40 hex digits)
 
 
 class CardSerializer(OnlyWithItsMethod, StrictSerializer):
@@ -189,6 +192,11 @@ class CardSerializer(OnlyWithItsMethod, StrictSerializer):
     expirationYear = ExpirationYearField(required=False)
     cvv = CvvField(required=False)
     installments = StrictIntegerField(min_value=1, max_value=12, required=False, default=1)
+
+    def required_for(self, body: Mapping) -> bool:
+        # A live card on a rail that takes only its browser token may come without one: the payer pays on the hosted
+        # page.
+        return super().required_for(body) and not self.context.get("tokens_only")
 
     def to_internal_value(self, data: Any) -> dict:
         if not isinstance(data, Mapping):
@@ -209,6 +217,14 @@ class CardSerializer(OnlyWithItsMethod, StrictSerializer):
         valid = {name for name in self.fields if name in data and name not in errors}
         installments = data["installments"] if "installments" in valid else 1
         card_token = brand = None
+        if self.context.get("tokens_only"):  # card data was refused before (payin_request_validate)
+            if "token" not in valid:
+                return {}
+            if not RAIL_TOKEN.fullmatch(data["token"]):
+                errors["token"] = [ErrorDetail("Must be the payment_token Efí's browser library made for this card.",
+                                               code="invalid_token")]
+                return {}
+            return {"token": data["token"], "installments": installments}
         if "token" in data:
             if any(name in data for name in CARD_DATA):
                 errors[api_settings.NON_FIELD_ERRORS_KEY] = [ErrorDetail(
@@ -287,10 +303,19 @@ def payin_request_validate(data: Any, *, merchant: Merchant, livemode: bool, tod
     `{"token": CardToken, "installments"}` or the card data with its `brand`; `pix_expires_in` is set for PIX only
     and `boleto_due_date` for BOLETO only.
     """
+    tokens_only = livemode and rails.for_mode(livemode).card_tokens_only
+    if tokens_only and isinstance(data, Mapping) and isinstance(data.get("card"), Mapping) and any(
+            name in data["card"] for name in CARD_DATA):
+        raise RawCardDataNotAllowed(param="card")  # before anything reads the number
     try:
-        body = PayinRequestSerializer.validated(data, merchant=merchant, livemode=livemode, today=today)
+        body = PayinRequestSerializer.validated(data, merchant=merchant, livemode=livemode, today=today,
+                                                tokens_only=tokens_only)
     except ValidationError as exc:
         raise as_domain_error(exc) from exc
+    if tokens_only and body.get("card") and not body["customer"].get("address"):
+        # The rail's card payment needs the payer's billing address.
+        raise as_domain_error(ValidationError({"customer": {"address": [ErrorDetail(
+            "Required for a live card payment: the payer's billing address.", code="required")]}}))
     return _result(body, today=today)
 
 

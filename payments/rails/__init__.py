@@ -18,7 +18,9 @@ RAILS = {"simulator": "payments.rails.simulator", "efi": "payments.rails.efi"}
 METERED_OPERATIONS = frozenset({"pix_charge_create", "pix_charge_cancel", "pix_charge_payments", "boleto_register",
                                 "card_authorize", "card_status", "refund_create", "refund_status", "payout_send",
                                 "payout_status", "payouts_send", "payouts_status", "notifications_confirm",
-                                "payments_received", "disputes_list", "dispute_answer"})
+                                "payments_received", "disputes_list", "dispute_answer",
+                                "card_charge_open", "card_charge_pay", "charge_get", "charge_history",
+                                "charge_cancel", "card_refund", "installments"})
 
 
 class MeteredRail:
@@ -33,6 +35,8 @@ class MeteredRail:
         self.static_pix_key = rail.static_pix_key
         self.payout_batch = rail.payout_batch
         self.payouts_together = rail.payouts_together
+        self.card_tokens_only = rail.card_tokens_only
+        self.boleto_registered = rail.boleto_registered
 
     def __getattr__(self, operation: str) -> Any:
         method = getattr(self.rail, operation)

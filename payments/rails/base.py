@@ -66,6 +66,54 @@ class CardResult:
     failure_code: str = ""
     authorization_code: str = ""
     rail_token: str = ""
+    failure_message: str = ""  # the rail's own words for a refusal, when it gives them
+    retryable: bool = False  # the rail says the same card may be tried again (a refusal only)
+    installments: int = 0
+    installment_value: int = 0
+    card_mask: str = ""
+
+
+@dataclass(frozen=True)
+class ChargeState:
+    """A charge as a Charges API holds it (Efí's cards and bolix), in our words: `status` is PENDING, PROCESSING
+    (issuer approved, the rail's analysis pending: not paid), PAID, FAILED, REFUNDED, CONTESTED (a chargeback is
+    open), CANCELED, EXPIRED, SETTLED (marked paid by hand at the rail: no money through it) or UNKNOWN."""
+
+    charge_ref: str
+    status: str
+    rail_status: str
+    total: int
+    method: str = ""
+    card: CardResult | None = None
+
+
+@dataclass(frozen=True)
+class ChargeEvent:
+    """One entry of a charge's notification history (Efí's `GET /notification/:token`), in our words. `entry_id` is
+    the rail's id of the entry: each is applied once. `value` is the money of a payment (with fine and interest)."""
+
+    entry_id: int
+    kind: str
+    charge_ref: str
+    custom_id: str
+    status: str
+    rail_status: str
+    previous: str
+    value: int | None = None
+    received_on: str = ""
+
+
+@dataclass(frozen=True)
+class BoletoRegistration:
+    """A boleto the rail registered and numbered itself, payable by barcode or by Pix (bolix)."""
+
+    charge_ref: str
+    digitable_line: str
+    barcode: str
+    pix_qrcode: str = ""
+    pdf_url: str = ""
+    link: str = ""
+    status: str = "PENDING"
 
 
 @dataclass(frozen=True)
@@ -125,6 +173,12 @@ class Rail(Protocol):
     # True when the rail takes a batch's payouts in one call (`payouts_send`, `payouts_status`: the simulator, whose
     # books are one table); otherwise the worker calls `payout_send` and `payout_status` for each.
     payouts_together: bool
+    # True when live cards reach the rail only as its browser token (a raw card number is refused with 400
+    # raw_card_data_not_allowed), through a charge the rail numbers (`card_charge_open`, then `card_charge_pay`).
+    card_tokens_only: bool
+    # True when the rail registers and numbers boletos itself (`boleto_register` answers a `BoletoRegistration`) and
+    # tells their payments through its charges' notification histories (`charge_history`).
+    boleto_registered: bool
 
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
                           payer_document: str, payer_name: str, description: str) -> str | None:
@@ -139,12 +193,41 @@ class Rail(Protocol):
         """The payments the rail holds for a charge, confirmed (reconciliation of PENDING charges)."""
         ...
 
-    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None: ...
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int | None, amount: int, due_date: date,
+                        **details) -> BoletoRegistration | None:
+        """Register a boleto. None: the caller's own barcode (numbered by `nosso_numero`) is the boleto. A rail that
+        numbers boletos itself (`boleto_registered`) answers their line, barcode and Pix code; `details` are what it
+        needs (customer, items, description, instructions, fine and interest, notification URL)."""
+        ...
 
     def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
                        rail_token: str | None) -> CardResult: ...
 
     def card_status(self, *, key: str) -> CardResult: ...
+
+    # --- Only when `card_tokens_only` / `boleto_registered`: charges the rail numbers (Efí's Charges API) ------------
+    def card_charge_open(self, *, key: str, amount: int, items: list[dict], description: str,
+                         notification_url: str) -> str:
+        """A charge at the rail, not yet payable; the rail's id of it (stored before anything is paid)."""
+        ...
+
+    def card_charge_pay(self, *, charge_ref: str, payment_token: str, installments: int, customer: dict,
+                        billing_address: dict) -> CardResult:
+        """Pay the charge with the browser's token: never called twice for one charge (the caller's PROCESSING
+        status says it was called)."""
+        ...
+
+    def charge_get(self, *, charge_ref: str) -> ChargeState | None: ...
+
+    def charge_history(self, *, token: str) -> list[ChargeEvent]:
+        """Every entry of a notification token's history, oldest first ([] for a token the rail does not know)."""
+        ...
+
+    def charge_cancel(self, *, charge_ref: str) -> None: ...
+
+    def card_refund(self, *, charge_ref: str, amount: int) -> None: ...
+
+    def installments(self, *, brand: str, amount: int) -> list[dict]: ...
 
     def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,
                       end_to_end_id: str = "") -> OperationStatus:

@@ -1,6 +1,6 @@
-"""The Efí rail (Efí Bank, formerly Gerencianet): Pix in live mode. Charges, devoluções and the webhook are the API
-Pix standard (`apipix`); sending Pix is Efí's own `PUT /v3/gn/pix/{idEnvio}`. Boleto and cards have no rail yet:
-`payment_methods` says so and the API refuses them before anything is written.
+"""The Efí rail (Efí Bank, formerly Gerencianet): live money. Pix charges, devoluções and the webhook are the API
+Pix standard (`apipix`); sending Pix is Efí's own `PUT /v3/gn/pix/{idEnvio}`. Cards (by the browser's payment_token
+only) and boletos payable by Pix are Efí's Charges API (`efi_charges`), whose calls this class hands on.
 
 Our ids become the ids Efí keys on, so every call is idempotent at the bank: a charge's txid, a refund's devolução
 id and a payout's idEnvio are the object's UUID as 32 hex digits (the standard allows 26-35 letters and digits for a
@@ -23,11 +23,15 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core.parsers import TOO_DEEP_MESSAGE, too_deep
+from payments.rails import efi_charges
 from payments.rails.apipix import ApiPixClient, amount_format, amount_parse
 from payments.rails.base import (
     NOTIFICATION_MAX_ITEMS,
+    BoletoRegistration,
     CardData,
     CardResult,
+    ChargeEvent,
+    ChargeState,
     InvalidNotification,
     Notification,
     NotificationTooLarge,
@@ -92,15 +96,32 @@ def failure_code(reason: str) -> str:
 
 class EfiRail:
     name = "efi"
-    payment_methods = frozenset({"PIX"})
+    payment_methods = frozenset({"PIX", "CREDIT_CARD", "BOLETO"})
     dynamic_pix = True
     static_pix_key = ""  # Efí makes each charge's code, under PIX_KEY
     payout_batch = 5  # five answers of the network, a fraction of a second each, before the last one is sent
     payouts_together = False  # one Pix per call (PUT /v3/gn/pix/:idEnvio)
+    card_tokens_only = True  # card numbers never reach us: Efí's browser library makes a payment_token
+    boleto_registered = True  # Efí registers and numbers the boleto, with a Pix code for it (bolix)
 
     def __init__(self) -> None:
         self._client: ApiPixClient | None = None
         self._client_settings: tuple = ()
+        self._charges_client: efi_charges.ChargesClient | None = None
+        self._charges_settings: tuple = ()
+        self.charges = efi_charges.EfiCharges(lambda: self.charges_client)
+
+    @property
+    def charges_client(self) -> efi_charges.ChargesClient:
+        """The Charges API's client, built like `client`: from the settings, again when they change."""
+        current = (settings.EFI_CHARGES_BASE_URL, settings.EFI_CLIENT_ID, settings.EFI_CLIENT_SECRET,
+                   settings.EFI_CA_FILE, settings.EFI_TIMEOUT_SECONDS)
+        if self._charges_client is None or current != self._charges_settings:
+            self._charges_client = efi_charges.ChargesClient(base_url=current[0], client_id=current[1],
+                                                             client_secret=current[2], ca_file=current[3],
+                                                             timeout=current[4])
+            self._charges_settings = current
+        return self._charges_client
 
     @property
     def client(self) -> ApiPixClient:
@@ -138,15 +159,44 @@ class EfiRail:
             return []
         return [notification for pix in cob.get("pix") or [] for notification in self._pix_notifications(pix)]
 
-    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None:
-        raise RailRefused("Efí boletos are not connected yet")
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int | None, amount: int, due_date: date,
+                        **details) -> BoletoRegistration:
+        return self.charges.bolix_register(key=key, amount=amount, due_date=due_date, **details)
 
     def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
                        rail_token: str | None) -> CardResult:
-        raise RailRefused("Efí cards are not connected yet")
+        # Never reached: cards go through card_charge_open and card_charge_pay (card_tokens_only).
+        raise RailRefused("Efí takes cards only as a payment_token, through a charge")
 
     def card_status(self, *, key: str) -> CardResult:
-        raise RailRefused("Efí cards are not connected yet")
+        raise RailRefused("Efí card charges are read by their charge_id (charge_get)")
+
+    # --- Charges API: cards and bolix --------------------------------------------------------------------------------
+    def card_charge_open(self, *, key: str, amount: int, items: list[dict], description: str,
+                         notification_url: str) -> str:
+        return self.charges.card_charge_open(key=key, amount=amount, items=items, description=description,
+                                             notification_url=notification_url)
+
+    def card_charge_pay(self, *, charge_ref: str, payment_token: str, installments: int, customer: dict,
+                        billing_address: dict) -> CardResult:
+        return self.charges.card_charge_pay(charge_ref=charge_ref, payment_token=payment_token,
+                                            installments=installments, customer=customer,
+                                            billing_address=billing_address)
+
+    def charge_get(self, *, charge_ref: str) -> ChargeState | None:
+        return self.charges.charge_get(charge_ref=charge_ref)
+
+    def charge_history(self, *, token: str) -> list[ChargeEvent]:
+        return self.charges.charge_history(token=token)
+
+    def charge_cancel(self, *, charge_ref: str) -> None:
+        self.charges.charge_cancel(charge_ref=charge_ref)
+
+    def card_refund(self, *, charge_ref: str, amount: int) -> None:
+        self.charges.card_refund(charge_ref=charge_ref, amount=amount)
+
+    def installments(self, *, brand: str, amount: int) -> list[dict]:
+        return self.charges.installments(brand=brand, amount=amount)
 
     # --- Refunds: devoluções of the Pix that paid the charge ---------------------------------------------------------
     def refund_create(self, *, key: str, livemode: bool, payin_key: str, payment_method: str, amount: int,

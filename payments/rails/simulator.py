@@ -41,6 +41,8 @@ class SimulatorRail:
     static_pix_key = SANDBOX_PIX_KEY
     payout_batch = 50  # it answers at once
     payouts_together = True  # its books are one table: a batch's sends are one statement, its statuses one or two
+    card_tokens_only = False  # test cards are sent as numbers (SPEC §3.7)
+    boleto_registered = False  # the caller numbers and draws the boleto
 
     # --- Pay-in ------------------------------------------------------------------------------------------------------
     def pix_charge_create(self, *, key: str, livemode: bool, txid: str, amount: int, expires_at: datetime,
@@ -54,7 +56,8 @@ class SimulatorRail:
         """The simulator's payments reach us at once, through `simulate_payment`: nothing is ever left to find."""
         return []
 
-    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int, amount: int, due_date: date) -> None:
+    def boleto_register(self, *, key: str, livemode: bool, nosso_numero: int | None, amount: int, due_date: date,
+                        **details) -> None:
         """Likewise: a simulated boleto is paid through `simulate_payment`."""
 
     def card_authorize(self, *, key: str, livemode: bool, amount: int, installments: int, card: CardData | None,
@@ -80,6 +83,11 @@ class SimulatorRail:
                                  outcome="" if outcome == PAID else outcome, reference=rail_token or "",
                                  with_operation=token_operation)
         return self._card_result(operation)
+
+    def installments(self, *, brand: str, amount: int) -> list[dict]:
+        """1 to 12 installments without interest, each rounded up to the cent."""
+        return [{"installments": count, "installmentValue": -(-amount // count), "hasInterest": False,
+                 "interestPercentage": 0} for count in range(1, 13)]
 
     def card_status(self, *, key: str) -> CardResult:
         operation = _operation(key, "card")

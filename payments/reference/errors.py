@@ -52,9 +52,12 @@ MEANINGS: dict[str, str] = {
     "service_unavailable": "A service the API needs (database, broker, rate-limit counters) does not answer; retry.",
     "rail_unavailable": "The payment network did not answer; nothing was charged or sent. Retry with the same "
                         "Idempotency-Key.",
-    "payment_method_unavailable": "Live mode on a real rail that does not carry this method yet (with "
-                                  "PAYMENTS_RAIL=efi: BOLETO and CREDIT_CARD); nothing was created. Test mode has "
-                                  "every method.",
+    "payment_method_unavailable": "Live mode on a real rail that does not carry this method yet; nothing was "
+                                  "created. Test mode has every method.",
+    "raw_card_data_not_allowed": "Live mode on a rail that takes cards only as its browser token (with "
+                                 "PAYMENTS_RAIL=efi): send card.token, the payment_token Efí's library made in the "
+                                 "payer's browser, or no card (the payer pays on the hosted page). Card numbers and "
+                                 "CVVs are never read; nothing was created.",
     "invalid_notification": "The public route of a rail's notifications got a body the rail does not send (not an "
                             "API error).",
     "notification_too_large": "The public route of a rail's notifications got one naming more than 100 distinct "

@@ -59,6 +59,11 @@ PROPERTIES: dict[str, tuple[str, Any]] = {
     "expirationYear": ("Expiry year, YYYY (YY is accepted in requests); not in the past.", "2030"),
     "cvv": ("The card's security code: 3 digits, 4 for American Express. Sent to the rail, never stored.", "123"),
     "installments": ("Number of installments, 1 to 12; default 1.", 1),
+    "boletoFine": ("A late live boleto's fine: basis points of the amount, once (200 is 2%); 0: none.", 200),
+    "boletoInterest": ("A late live boleto's interest: basis points of the amount a month, charged by the day (100 "
+                       "is 1% a month); 0: none.", 100),
+    "hasInterest": ("true when the payer pays interest on this number of installments (the rail's account "
+                    "settings).", False),
     "token": ("A card token: reuse the card in later charges of this account and mode.", CARD_TOKEN),
     "brand": ("The card brand: visa, mastercard, amex, elo, hipercard, diners, discover or jcb.", "visa"),
     "bin": ("The first 6 digits of the card number.", "411111"),

@@ -83,9 +83,22 @@ OPERATIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
         "Creates a charge. PIX and BOLETO charges answer PENDING with the QR code or the boleto; a CREDIT_CARD charge "
         "is authorized and captured within the request and answers PAID, or FAILED with `failureCode` (still 201). "
         "Every invalid field is reported at once in `error.details`. In test mode only the test cards are accepted "
-        "(see docs/sandbox.md). Send an `Idempotency-Key` to retry safely.", PAYIN_EXAMPLES),
+        "(see docs/sandbox.md). In live mode a card is Efí's browser token (`card: {token, installments}`; a card "
+        "number is 400 raw_card_data_not_allowed) or absent (the payer pays on `paymentUrl`), and a card Efí has not "
+        "decided yet answers 202 PROCESSING: wait for its webhook (docs/cards.md). Send an `Idempotency-Key` to "
+        "retry safely.", PAYIN_EXAMPLES),
     "payin_list": ("Charges, filtered by status, paymentMethod, referenceId and creation time. " + _LIST, None),
     "payin_retrieve": ("One charge, with its current status. Another merchant's or mode's charge is 404.", None),
+    "payin_installments": ("The installments a card of `brand` can pay `amount` in: Efí's table in live mode (with "
+                           "its interest), 1 to 12 without interest in test mode. For your own checkout; the hosted "
+                           "card page shows the same.", None),
+    "boleto_settings_retrieve": ("What a payer pays on top of a live boleto paid after its due date: the fine "
+                                 "(once) and the interest (a month, by the day), in basis points of the amount. 0 "
+                                 "is none, the default.", None),
+    "boleto_settings_update": (
+        "Sets the fine or the interest of live boletos created from now on (the bank charges them; "
+        "`boleto.paidAmount` says what was paid). The change is in the account's audit log.",
+        {"fine_and_interest": _example("2% fine and 1% a month", {"boletoFine": 200, "boletoInterest": 100})}),
     "payin_cancel": ("Cancels a PENDING PIX or BOLETO charge: the QR code or boleto can no longer be paid. Any other "
                      "charge is 409 invalid_state. No body.", None),
     "refund_create": (

@@ -26,6 +26,8 @@ DROPPED = {
 }
 RENAMED = {"payments_payin_public_token_key": "payin_public_token_unique",
            "payments_payin_pix_txid_key": "payin_pix_txid_unique"}
+# Added by later migrations (payments 0019: partial indexes of the charges a rail numbers itself).
+ADDED_LATER = {"payments_payin": {"payin_rail_charge_open", "payin_rail_charge_unique"}}
 
 
 @pytest.mark.parametrize("table", WRITE_PATH_TABLES)
@@ -68,7 +70,8 @@ def test_the_migrations_drop_the_covered_indexes_and_bring_them_back_when_revers
         executor.migrate(executor.loader.graph.leaf_nodes())
     for table, names in DROPPED.items():
         renamed = RENAMED if table == "payments_payin" else {}
-        assert set(_indexes(table)) == set(before[table]) - names - set(renamed) | set(renamed.values()), table
+        assert set(_indexes(table)) == (set(before[table]) - names - set(renamed) | set(renamed.values())
+                                        | ADDED_LATER.get(table, set())), table
     assert _fillfactor("payments_simulatoroperation") == "70"
 
 

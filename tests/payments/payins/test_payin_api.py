@@ -367,6 +367,7 @@ def test_boleto_charge_whole_body_barcode_and_default_due_date(api, clock):
             "barcode": got["boleto"]["barcode"], "digitableLine": got["boleto"]["digitableLine"],
             "dueDate": "2025-11-23",  # São Paulo's today (2025-11-20) + 3, not UTC's
             "url": f"{settings.PUBLIC_BASE_URL}/pay/{page.group(1)}/boleto", "instructions": "",
+            "pdfUrl": None, "pix": None, "paidAmount": None,  # the simulator's boleto: no bank PDF, no Pix code
         },
     }
     barcode, line_ = got["boleto"]["barcode"], got["boleto"]["digitableLine"]
@@ -709,8 +710,8 @@ def test_list_filters_by_creation_time_from_inclusive_to_exclusive(api):
 LIMIT_PROBLEM = {"param": "limit", "code": "invalid_limit", "message": "limit must be an integer from 1 to 100."}
 CURSOR_PROBLEM = {"param": "cursor", "code": "invalid_cursor", "message": "The cursor is not one this API returned."}
 STATUS_PROBLEM = {"param": "status", "code": "invalid_choice",
-                  "message": "status must be one of PENDING, PAID, FAILED, EXPIRED, CANCELED, PARTIALLY_REFUNDED, "
-                             "REFUNDED, CHARGEBACK."}
+                  "message": "status must be one of PENDING, PROCESSING, PAID, FAILED, EXPIRED, CANCELED, "
+                             "PARTIALLY_REFUNDED, REFUNDED, CHARGEBACK."}
 METHOD_PROBLEM = {"param": "paymentMethod", "code": "invalid_choice",
                   "message": "paymentMethod must be one of PIX, CREDIT_CARD, BOLETO."}
 

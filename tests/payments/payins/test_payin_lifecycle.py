@@ -158,9 +158,13 @@ def test_sandbox_pay_credits_the_net_with_statement_lines_and_event(api, method,
 
     paid = simulate(api, created["id"], "pay")
 
-    assert paid == {**created, "status": "PAID", "paidAt": paid["paidAt"], "updatedAt": paid["updatedAt"]}
+    # A paid boleto says what the payer paid (the amount: no fine on time).
+    paid_object = {method.lower(): {**created[method.lower()], "paidAmount": 10000} if method == "BOLETO"
+                   else created[method.lower()]}
+    assert paid == {**created, "status": "PAID", "paidAt": paid["paidAt"], "updatedAt": paid["updatedAt"],
+                    **paid_object}
     assert paid == expected_charge(paid, method=method, amount=10000, fee=fee, status="PAID", paid=True,
-                                   reference_id="order-9", **{method.lower(): created[method.lower()]})
+                                   reference_id="order-9", **paid_object)
     assert get(api, created["id"]) == paid
     assert balance(api) == {"available": 10000 - fee, "pending": 0, "held": 0, "currency": "BRL", "livemode": False}
     assert statement(api) == [

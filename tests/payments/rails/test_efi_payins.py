@@ -102,19 +102,6 @@ def test_a_slow_or_failing_bank_leaves_no_charge_behind(efi, live, fault):
     assert not Payin.objects.exists() and not Event.objects.exists() and not LedgerTransaction.objects.exists()
 
 
-@pytest.mark.parametrize("method", ["BOLETO", "CREDIT_CARD"])
-def test_live_boleto_and_card_are_refused_until_their_rail_exists(efi, live, api, method):
-    response = live.post("/payin", payin_body(method), format="json")
-
-    assert response.status_code == 400
-    assert response.json()["error"] | {"requestId": None} == {
-        "type": "invalid_request_error", "code": "payment_method_unavailable", "param": "paymentMethod",
-        "details": [], "requestId": None,
-        "message": f"{method} is not available in live mode yet: the payment network for it is not connected"}
-    assert not Payin.objects.exists() and efi.requests_log == []
-    assert api.post("/payin", payin_body(method), format="json").status_code == 201  # test mode has every method
-
-
 # --- Payment ---------------------------------------------------------------------------------------------------------
 def test_a_payment_is_confirmed_with_the_bank_before_the_charge_is_paid(efi, live):
     charge = create(live)
