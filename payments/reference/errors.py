@@ -119,6 +119,7 @@ DETAIL_CODES: dict[str, str] = {
                                         "instructions) has an invisible, direction-changing or control character "
                                         "(U+202A-202E, U+2066-2069, U+200B-200F, U+FEFF, C0 and C1 controls...); the "
                                         "message names it and its position.",
+    "invalid_amount": "GET /payin/installments: `amount` is not an integer of cents from 100.",
     "invalid_limit / invalid_cursor / invalid_object_id": "A list parameter that this API did not write or that is "
                                                           "out of range.",
 }

@@ -92,7 +92,7 @@ def test_a_token_efi_does_not_know_has_no_history_and_a_malformed_one_is_refused
 def test_check_deploy_names_each_missing_charges_setting(settings):
     settings.PAYMENTS_RAIL = "efi"
     settings.EFI_BASE_URL, settings.EFI_CLIENT_ID, settings.EFI_CLIENT_SECRET = "https://pix", "id", "secret"
-    settings.EFI_CERT_FILE, settings.PIX_KEY, settings.EFI_CA_FILE = "", "key", ""
+    settings.EFI_CERT_FILE, settings.PIX_KEY, settings.EFI_CA_FILE = "", "loja@example.com", ""
     settings.EFI_WEBHOOK_SECRET = "a" * 32
     settings.PUBLIC_BASE_URL = "https://pay.example.com"
     settings.EFI_CHARGES_BASE_URL = ""
