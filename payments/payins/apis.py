@@ -38,6 +38,8 @@ from payments.payins.serializers import payin_serialize, refund_serialize
 from payments.payins.validation import payin_request_validate
 from payments.unmatched.serializers import unmatched_brief
 
+INSTALLMENTS_AMOUNT = {"type": "integer", "minimum": 100, "maximum": 10_000_000_000}  # as the view reads it
+
 
 class PayinsApi(ApiView):
     @extend_schema(operation_id="payin_create", summary="Create a charge (PIX, CREDIT_CARD or BOLETO)",
@@ -87,7 +89,8 @@ class PayinInstallmentsApi(ApiView):
     for a merchant's own checkout, the same table the hosted card page shows."""
 
     @extend_schema(operation_id="payin_installments", summary="Installment options for a card charge",
-                   parameters=[OpenApiParameter("amount", int, required=True, description="Cents, at least 100."),
+                   parameters=[OpenApiParameter("amount", INSTALLMENTS_AMOUNT, required=True,
+                                                description="Cents, at least 100."),
                                OpenApiParameter("brand", str, required=True, enum=list(CARD_BRANDS),
                                                 description="The card's brand, as Efí's library tells it.")],
                    responses={200: payin_schema.Installments, **RAIL_ERRORS})
@@ -96,7 +99,8 @@ class PayinInstallmentsApi(ApiView):
         reject_unknown_params(params, allowed={"amount", "brand"})
         problems: list = []
         amount_text = params.get("amount", "")
-        if not (amount_text.isascii() and amount_text.isdigit() and 100 <= int(amount_text) <= 10_000_000_000):
+        if not (amount_text.isascii() and amount_text.isdigit()
+                and INSTALLMENTS_AMOUNT["minimum"] <= int(amount_text) <= INSTALLMENTS_AMOUNT["maximum"]):
             problems.append({"param": "amount", "code": "invalid_amount",
                              "message": "amount must be an integer of cents, at least 100."})
         brand = params.get("brand")

@@ -45,7 +45,8 @@ def fake(tmp_path, settings, server) -> Iterator[FakeEfiCharges]:
 @pytest.fixture
 def card_page(browser, server):
     """A browser context that trusts the fake's test certificate, with our requests' bodies recorded."""
-    context = browser.new_context(base_url=server.url, ignore_https_errors=True, timezone_id="America/Sao_Paulo")
+    context = browser.new_context(base_url=server.url, ignore_https_errors=True, timezone_id="America/Sao_Paulo",
+                                  locale="pt-BR")  # the page follows the browser (ADR 0082): a Brazilian payer
     context.set_default_timeout(10_000)
     page = context.new_page()
     page.sent = []

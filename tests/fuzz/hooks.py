@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 import requests
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import TestPhase
 
 BASE_URL = os.environ.get("FUZZ_BASE_URL", "")
 AUTH = tuple(os.environ.get("FUZZ_AUTH", ":").split(":", 1))
@@ -198,7 +199,19 @@ def filter_case(context: schemathesis.HookContext, case: schemathesis.Case) -> b
     # here) still says PAID: any refund of it is "more than what is left", 400 by the SPEC. No valid body exists.
     if _is_refund(case) and _positive(case, ParameterLocation.BODY) and _positive(case, ParameterLocation.PATH):
         return _refundable(case) != 0
+    # POST /payin's items must add up to its amount (ADR 0077), which no schema states. The coverage phase varies the
+    # amount of the schema's example to its bounds and sends the example's items as they are: with schemathesis
+    # 4.32.5 map_case's repair (_items_total) did not reach the request sent, so such a case would be a valid body
+    # "refused". It is left out; every other coverage case of POST /payin, and the fuzzing phase, run.
+    if (case.method.upper(), case.operation.path) == ("POST", "/payin") and case.meta is not None \
+            and case.meta.phase.name == TestPhase.COVERAGE and isinstance(case.body, dict) \
+            and _items_in_bounds(case, case.body) and not _items_add_up(case.body):
+        return False
     return True
+
+
+def _items_add_up(body: dict) -> bool:
+    return sum(item["quantity"] * item["unitPrice"] for item in body["items"]) == body["amount"]
 
 
 # --- Hooks -----------------------------------------------------------------------------------------------------------
@@ -231,6 +244,22 @@ def _items_total(body: dict) -> None:
             item["unitPrice"] = 0
         rest = 0
     items[0]["quantity"], items[0]["unitPrice"] = 1, amount - rest
+
+
+def _items_in_bounds(case: schemathesis.Case, body: dict) -> bool:
+    """Whether every item's quantity and unitPrice, and the amount, are within the schema's bounds."""
+    components = case.operation.schema.raw_schema["components"]["schemas"]
+    item = next(c["properties"] for c in components.values()  # the request's item, not the answer's (no bounds)
+                if "minimum" in c.get("properties", {}).get("unitPrice", {}))
+    quantity, price = item["quantity"], item["unitPrice"]
+    items, amount = body.get("items"), body.get("amount")
+
+    def within(value: object, bounds: dict) -> bool:
+        return type(value) is int and bounds.get("minimum", value) <= value <= bounds.get("maximum", value)
+
+    return within(amount, price) and isinstance(items, list) and all(
+        isinstance(entry, dict) and within(entry.get("quantity"), quantity) and within(entry.get("unitPrice"), price)
+        for entry in items)
 
 
 def _repair_payout(case: schemathesis.Case, body: dict) -> None:
