@@ -1,5 +1,5 @@
-"""An event and its deliveries as the tail of one literal SQL statement: the part that `charge_insert` (a new charge)
-and `payout_insert` (a new payout) share, each after a data-modifying `WITH` clause of its own.
+"""An event and its deliveries as the tail of one literal SQL statement, after a caller's data-modifying `WITH` clause
+(`payments.payins.charge_insert`: a new charge). The webhooks app owns these tables, so their columns are named here.
 
 The event is one `INSERT … VALUES`; the deliveries (none, one or a few) come from one JSON array through
 `jsonb_to_recordset`. The rows are the instances' own values, built by `webhooks.services.event_build`, so their

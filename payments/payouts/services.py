@@ -36,12 +36,11 @@ from payments.ledger.services import InsufficientBalance, Leg
 from payments.models import AccountKind, LineType, Payout, PayoutDailyTotal, PayoutStatus
 from payments.payouts import reserve
 from payments.payouts.dispatch import dispatch_soon
-from payments.payouts.payout_insert import payout_insert
 from payments.payouts.serializers import payout_serialize
 from payments.payouts.worker import payouts_moved
 from payments.rails.base import OperationStatus
 from payments.rows import row_locked
-from webhooks.services import deliveries_enqueue_on_commit, event_build, event_record, events_record
+from webhooks.services import event_record, events_record
 
 logger = logging.getLogger(__name__)
 
@@ -112,15 +111,15 @@ def payout_create_answered(*, merchant: Merchant, livemode: bool, data: dict,
         local_date=sao_paulo_today(), created_at=now, updated_at=now)
     daily_max = policy.payout_daily_max(merchant)
     body = payout_serialize(payout)
-    event, deliveries = event_build(merchant=merchant, livemode=livemode, type="payout.created", obj=body,
-                                    webhook_url=payout.webhook_url or None)
     try:
         with transaction.atomic():
             # The payout and its event first, before any lock: a referenceId already taken fails here (the unique
             # constraint), and the ledger lock is held only for the decision's one statement and the COMMIT.
-            payout_insert(payout, audit=audit(payout) if audit is not None else None, event=event,
-                          deliveries=deliveries)
-            deliveries_enqueue_on_commit(deliveries)
+            payout.save(force_insert=True)
+            if audit is not None:
+                audit(payout).save()
+            event_record(merchant=merchant, livemode=livemode, type="payout.created", obj=body,
+                         webhook_url=payout.webhook_url or None)
             effect_record()
             _reserve(payout, daily_max=daily_max)
         transaction.on_commit(dispatch_soon)
